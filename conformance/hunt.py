@@ -1,0 +1,90 @@
+"""Budgeted Hypothesis campaigns over the lockstep machine (what the gate and benchmarks run).
+
+A campaign runs the state machine for a budget of examples or seconds, in rounds of examples
+with seeds derived from the campaign seed, so that a time budget can stop between rounds and a
+campaign is reproducible from its seed. The first failure ends the campaign after Hypothesis has
+shrunk it; the shrunk run is returned for the counterexample file.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis.stateful import get_state_machine_test
+from kconform.conformance.adapter import Adapter
+from kconform.conformance.machine import ConformanceFailure, RunLog, make_machine
+from kconform.conformance.runner import LockstepRun
+from kconform.model.config import ReplicationConfig
+
+ROUND_EXAMPLES = 25
+
+
+@dataclass
+class CampaignResult:
+    """What a campaign did: runs, steps, per-invariant counts and the shrunk failing run if any."""
+
+    log: RunLog
+    failure: LockstepRun | None
+    seconds: float
+    examples: int
+    program: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.failure is None
+
+
+def run_campaign(
+    adapter_factory: Callable[[], Adapter],
+    cfg: ReplicationConfig,
+    mutants: frozenset[str],
+    *,
+    seed: int,
+    examples: int | None = None,
+    seconds: float | None = None,
+    steps: int = 50,
+    progress: Callable[[int, int], None] | None = None,
+) -> CampaignResult:
+    """Run until the example or time budget is spent or a failure is found (and shrunk)."""
+    if examples is None and seconds is None:
+        examples = 100
+    log = RunLog()
+    started = time.perf_counter()
+    done = 0
+    round_no = 0
+    while True:
+        if examples is not None and done >= examples:
+            break
+        if seconds is not None and time.perf_counter() - started >= seconds:
+            break
+        n = ROUND_EXAMPLES if examples is None else min(ROUND_EXAMPLES, examples - done)
+        machine = make_machine(adapter_factory, cfg, mutants, log, time.perf_counter)
+        test = get_state_machine_test(  # type: ignore[no-untyped-call]
+            machine,
+            settings=settings(
+                max_examples=n,
+                stateful_step_count=steps,
+                deadline=None,
+                database=None,
+                phases=[Phase.generate, Phase.shrink],
+                suppress_health_check=list(HealthCheck),
+                verbosity=Verbosity.quiet,
+                report_multiple_bugs=False,
+            ),
+        )
+        test = hypothesis_seed(seed * 100_003 + round_no)(test)
+        round_no += 1
+        runs_before = log.runs
+        try:
+            test()
+        except ConformanceFailure:
+            assert log.last_failure is not None
+            return CampaignResult(log, log.last_failure, time.perf_counter() - started, done + (log.runs - runs_before))
+        done += n
+        if progress is not None:
+            progress(done, log.runs)
+    return CampaignResult(log, None, time.perf_counter() - started, done)

@@ -1,0 +1,154 @@
+"""The Hypothesis stateful test: random operations, faults, scheduling and time, judged in lockstep.
+
+``make_machine`` builds a RuleBasedStateMachine bound to an adapter factory, a config and a set
+of mutants. Each rule is one operation; after each operation every event it caused has been
+judged (conformance of each handler, then every invariant). The first failing finding fails the
+example, Hypothesis shrinks the operation list, and the last failing run is kept so the caller
+can write it as a counterexample file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+from kconform.conformance.adapter import Adapter
+from kconform.conformance.lockstep import Finding
+from kconform.conformance.runner import LockstepRun
+from kconform.model.config import ReplicationConfig
+from kconform.traces import operations as ops
+
+ADVANCE_MS = (50, 500, 1_000, 5_000, 10_000, 31_000)
+
+
+class ConformanceFailure(AssertionError):
+    """A lockstep run found non-conformance or an invariant violation."""
+
+    def __init__(self, finding: Finding, step: int) -> None:
+        super().__init__(f"[{finding.verdict}] {finding.name} at step {step}: {finding.message}")
+        self.finding = finding
+        self.step = step
+
+
+@dataclass
+class RunLog:
+    """What the machine's runs leave behind for the gate: counts and the last failing run."""
+
+    runs: int = 0
+    steps: int = 0
+    last_failure: LockstepRun | None = None
+    all_runs_checks: dict[str, int] = field(default_factory=dict)
+    violations: dict[str, int] = field(default_factory=dict)
+    allowed: dict[str, int] = field(default_factory=dict)
+    actions: dict[str, int] = field(default_factory=dict)
+    seconds_to_first_failure: float | None = None
+
+    def absorb(self, run: LockstepRun) -> None:
+        self.runs += 1
+        self.steps += len(run.steps)
+        for name, n in run.judge.checks.items():
+            self.all_runs_checks[name] = self.all_runs_checks.get(name, 0) + n
+        for name, n in run.judge.violations.items():
+            self.violations[name] = self.violations.get(name, 0) + n
+        for name, n in run.judge.allowed.items():
+            self.allowed[name] = self.allowed.get(name, 0) + n
+        for name, n in run.judge.actions.items():
+            self.actions[name] = self.actions.get(name, 0) + n
+
+
+def make_machine(
+    adapter_factory: Callable[[], Adapter],
+    cfg: ReplicationConfig,
+    mutants: frozenset[str],
+    log: RunLog,
+    clock: Callable[[], float],
+) -> type[RuleBasedStateMachine]:
+    """A RuleBasedStateMachine class driving a fresh adapter per example."""
+    brokers = st.integers(0, cfg.replicas - 1)
+    started = clock()
+
+    class ReplicationMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.adapter = adapter_factory()
+            self.run: LockstepRun | None = None
+            self.next_rid = 0
+
+        @initialize(seed=st.integers(0, 2**16))
+        def boot(self, seed: int) -> None:
+            self.run = LockstepRun(self.adapter, cfg, seed, mutants)
+            self.run.boot()
+            self._check()
+
+        def _do(self, op: ops.Operation) -> None:
+            assert self.run is not None
+            self.run.apply(op)
+            self._check()
+
+        def _check(self) -> None:
+            assert self.run is not None
+            if self.run.failure is not None:
+                log.last_failure = self.run
+                if log.seconds_to_first_failure is None:
+                    log.seconds_to_first_failure = clock() - started
+                assert self.run.failing_step is not None
+                raise ConformanceFailure(self.run.failure, self.run.failing_step)
+
+        @rule(acks=st.sampled_from([-1, 1, 0]))
+        def produce(self, acks: int) -> None:
+            self.next_rid += 1
+            self._do(ops.Produce(rid=self.next_rid, acks=acks))
+
+        @rule(offset=st.integers(0, 8))
+        def consume(self, offset: int) -> None:
+            self._do(ops.Consume(offset=offset))
+
+        @rule(max_messages=st.sampled_from([5, 50]))
+        def settle(self, max_messages: int) -> None:
+            self._do(ops.Settle(max_messages=max_messages))
+
+        @rule(index=st.integers(0, 16))
+        def deliver(self, index: int) -> None:
+            self._do(ops.Deliver(index=index))
+
+        @rule(index=st.integers(0, 16))
+        def drop(self, index: int) -> None:
+            self._do(ops.Drop(index=index))
+
+        @rule(index=st.integers(0, 16))
+        def duplicate(self, index: int) -> None:
+            self._do(ops.Duplicate(index=index))
+
+        @rule(ms=st.sampled_from(ADVANCE_MS))
+        def advance(self, ms: int) -> None:
+            self._do(ops.Advance(ms=ms))
+
+        @rule(broker=brokers)
+        def crash(self, broker: int) -> None:
+            self._do(ops.Crash(broker=broker))
+
+        @rule(broker=brokers)
+        def restart(self, broker: int) -> None:
+            self._do(ops.Restart(broker=broker))
+
+        @rule(broker=brokers)
+        def isolate(self, broker: int) -> None:
+            self._do(ops.Isolate(broker=broker))
+
+        @rule()
+        def heal(self) -> None:
+            self._do(ops.Heal())
+
+        @rule(broker=brokers)
+        def move_leader(self, broker: int) -> None:
+            self._do(ops.MoveLeader(broker=broker))
+
+        def teardown(self) -> None:
+            if self.run is not None:
+                log.absorb(self.run)
+            self.adapter.close()
+
+    ReplicationMachine.__name__ = "ReplicationMachine"
+    return ReplicationMachine

@@ -1,0 +1,84 @@
+"""One lockstep run: operations go to an implementation, its events go to the judge.
+
+The run records every step (operation, events, findings) so that a failure can be written as a
+counterexample file and replayed. It stops judging at the first failing finding; allowed findings
+(losses the configuration permits) are kept and reported but do not fail the run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from kconform.conformance.adapter import Adapter, AdapterError
+from kconform.conformance.lockstep import Finding, Judge
+from kconform.model.config import ReplicationConfig
+from kconform.traces.events import Event
+from kconform.traces.operations import Boot, Operation
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What one operation did: the events the implementation reported and the judge's findings."""
+
+    op: Operation
+    events: tuple[Event, ...]
+    findings: tuple[Finding, ...]
+
+
+@dataclass
+class LockstepRun:
+    """Drives ``adapter`` with operations and judges each event against the model."""
+
+    adapter: Adapter
+    cfg: ReplicationConfig
+    seed: int
+    mutants: frozenset[str]
+    steps: list[StepRecord] = field(default_factory=list)
+    failure: Finding | None = None
+    failing_step: int | None = None
+    judge: Judge = field(init=False)
+    started: float = field(default_factory=time.perf_counter)
+
+    def __post_init__(self) -> None:
+        self.judge = Judge(self.cfg)
+
+    def boot(self) -> StepRecord:
+        """Step 0: reset the implementation and judge the bring-up events."""
+        events = self._call(lambda: self.adapter.reset(self.cfg, self.seed, self.mutants))
+        return self._judge(Boot(), events)
+
+    def apply(self, op: Operation) -> StepRecord:
+        """Run one operation; after a failure, operations are still recorded but not judged."""
+        events = self._call(lambda: self.adapter.apply(op))
+        return self._judge(op, events)
+
+    @property
+    def failed(self) -> bool:
+        return self.failure is not None
+
+    def _call(self, fn: object) -> list[Event]:
+        try:
+            result = fn()  # type: ignore[operator]
+        except AdapterError:
+            raise
+        except Exception as exc:  # an implementation bug must not look like a model verdict
+            raise AdapterError(f"{self.adapter.name} raised {type(exc).__name__}: {exc}") from exc
+        if not isinstance(result, list) or not all(isinstance(e, Event) for e in result):
+            raise AdapterError(f"{self.adapter.name} returned {type(result).__name__}, not a list of events")
+        return result
+
+    def _judge(self, op: Operation, events: list[Event]) -> StepRecord:
+        findings: list[Finding] = []
+        if self.failure is None:
+            for e in events:
+                found = self.judge.observe(e)
+                findings.extend(found)
+                failing = next((f for f in found if f.failing), None)
+                if failing is not None:
+                    self.failure = failing
+                    self.failing_step = len(self.steps)
+                    break
+        record = StepRecord(op, tuple(events), tuple(findings))
+        self.steps.append(record)
+        return record

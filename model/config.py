@@ -1,0 +1,115 @@
+"""Configuration of one replicated partition and the protocol rung it runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+
+class Protocol(enum.Enum):
+    """The ladder of Kafka's replication fixes; each rung is a small difference over one core.
+
+    - TRUNCATE_TO_HW: before KIP-101 (< 0.11) a new follower truncates to its local HW.
+    - KIP_101: OffsetsForLeaderEpoch v0 (0.11): truncate to the leader's end offset for the
+      follower's latest epoch (answer carries no epoch).
+    - KIP_279: the answer carries the epoch (2.0) so the follower finds the true divergence point.
+    - KIP_320: Fetch and OffsetsForLeaderEpoch carry currentLeaderEpoch and are fenced (2.1);
+      ISR expansion waits for the leader epoch's start offset.
+    - DIVERGING_EPOCH: truncation on fetch via lastFetchedEpoch / divergingEpoch (2.7+, KIP-595
+      style), with KIP-320 fencing: what Kafka runs today.
+    """
+
+    TRUNCATE_TO_HW = "truncate-to-hw"
+    KIP_101 = "kip-101"
+    KIP_279 = "kip-279"
+    KIP_320 = "kip-320"
+    DIVERGING_EPOCH = "diverging-epoch"
+
+    @property
+    def fenced(self) -> bool:
+        """Whether requests carry and check currentLeaderEpoch (KIP-320)."""
+        return self in (Protocol.KIP_320, Protocol.DIVERGING_EPOCH)
+
+    @property
+    def uses_epoch_query(self) -> bool:
+        """Whether a new follower truncates through OffsetsForLeaderEpoch before fetching."""
+        return self in (Protocol.KIP_101, Protocol.KIP_279, Protocol.KIP_320)
+
+
+class ConfigError(ValueError):
+    """A configuration Kafka would refuse, or one the suite cannot run."""
+
+
+@dataclass(frozen=True)
+class ReplicationConfig:
+    """One partition replicated on brokers 0..replicas-1 (assignment order = broker id order).
+
+    Times are simulated milliseconds. Defaults follow Kafka (kafka-facts §8) except
+    min_insync_replicas (Kafka: 1), which the suite sets to 2 so that acks=all is meaningful.
+    """
+
+    replicas: int = 3
+    min_insync_replicas: int = 2
+    unclean_leader_election: bool = False
+    replica_lag_time_max_ms: int = 30_000
+    request_timeout_ms: int = 30_000
+    flush_interval_ms: int = 0
+    """0: every append is flushed (fsync per write); >0: the log is flushed only at checkpoints."""
+    hw_checkpoint_interval_ms: int = 5_000
+    protocol: Protocol = Protocol.DIVERGING_EPOCH
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.replicas <= 7:
+            raise ConfigError(f"replicas must be 1..7, got {self.replicas}")
+        if not 1 <= self.min_insync_replicas <= self.replicas:
+            raise ConfigError(
+                f"min.insync.replicas={self.min_insync_replicas} must be between 1 and replicas={self.replicas}"
+            )
+        for name in ("replica_lag_time_max_ms", "request_timeout_ms", "hw_checkpoint_interval_ms"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.flush_interval_ms < 0:
+            raise ConfigError(f"flush_interval_ms must be >= 0, got {self.flush_interval_ms}")
+
+    @property
+    def effective_min_isr(self) -> int:
+        """min(min.insync.replicas, replication factor) as Partition.scala computes it."""
+        return min(self.min_insync_replicas, self.replicas)
+
+    @property
+    def brokers(self) -> range:
+        return range(self.replicas)
+
+    def to_json(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["protocol"] = self.protocol.value
+        return out
+
+    @staticmethod
+    def from_json(obj: Any) -> ReplicationConfig:
+        """Build a config from a JSON object; unknown keys or bad values raise ConfigError."""
+        if not isinstance(obj, dict):
+            raise ConfigError(f"a config is a JSON object, got {type(obj).__name__}")
+        known = {f.name: f for f in dataclasses.fields(ReplicationConfig)}
+        unknown = set(obj) - set(known)
+        if unknown:
+            raise ConfigError(f"unknown config key(s): {sorted(unknown)}")
+        kwargs: dict[str, Any] = {}
+        for key, value in obj.items():
+            if key == "protocol":
+                try:
+                    kwargs[key] = Protocol(value)
+                except ValueError:
+                    names = ", ".join(p.value for p in Protocol)
+                    raise ConfigError(f"unknown protocol {value!r} (one of {names})") from None
+            elif key == "unclean_leader_election":
+                if not isinstance(value, bool):
+                    raise ConfigError(f"{key} must be true or false, got {value!r}")
+                kwargs[key] = value
+            else:
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise ConfigError(f"{key} must be an integer, got {value!r}")
+                kwargs[key] = value
+        return ReplicationConfig(**kwargs)

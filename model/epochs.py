@@ -1,0 +1,62 @@
+"""The leader-epoch cache as a pure value: (epoch, start offset) pairs, both strictly increasing.
+
+Semantics are Kafka's LeaderEpochFileCache (KIP-101, KIP-279; kafka-facts §3.6).
+"""
+
+from __future__ import annotations
+
+EpochCache = tuple[tuple[int, int], ...]
+UNDEFINED = (-1, -1)
+
+
+def assign(cache: EpochCache, epoch: int, offset: int) -> EpochCache:
+    """Record that ``epoch`` starts at ``offset`` (KIP-101).
+
+    Kept as is when ``epoch`` is the latest epoch and ``offset`` is not before its start;
+    otherwise every entry with an epoch ≥ ``epoch`` or a start ≥ ``offset`` is dropped first,
+    so an epoch can be re-assigned an earlier start and later epochs disappear.
+    """
+    if epoch < 0 or offset < 0:
+        raise ValueError(f"negative epoch/offset in assign({epoch}, {offset})")
+    if cache and cache[-1][0] == epoch and offset >= cache[-1][1]:
+        return cache
+    kept = tuple((e, s) for (e, s) in cache if e < epoch and s < offset)
+    return (*kept, (epoch, offset))
+
+
+def latest_epoch(cache: EpochCache) -> int:
+    """The latest cached epoch, -1 when the cache is empty."""
+    return cache[-1][0] if cache else -1
+
+
+def start_offset_of(cache: EpochCache, epoch: int) -> int:
+    """The start offset recorded for ``epoch``, -1 when it is not cached."""
+    for e, s in cache:
+        if e == epoch:
+            return s
+    return -1
+
+
+def end_offset_for(cache: EpochCache, requested: int, log_end: int) -> tuple[int, int]:
+    """(epoch, end offset) answered for ``requested`` (KIP-279 OffsetsForLeaderEpoch v1+).
+
+    -1 → undefined; the latest epoch → (it, LEO); nothing newer cached → undefined; older than
+    the first entry → (requested, first start); else (largest epoch ≤ requested, start of the
+    first epoch > requested).
+    """
+    if requested == -1 or not cache:
+        return UNDEFINED
+    if requested == cache[-1][0]:
+        return requested, log_end
+    later = [(e, s) for (e, s) in cache if e > requested]
+    if not later:
+        return UNDEFINED
+    earlier = [e for (e, _s) in cache if e <= requested]
+    if not earlier:
+        return requested, later[0][1]
+    return earlier[-1], later[0][1]
+
+
+def truncate_from_end(cache: EpochCache, end_offset: int) -> EpochCache:
+    """Drop every entry starting at or after ``end_offset`` (log truncated to ``end_offset``)."""
+    return tuple((e, s) for (e, s) in cache if s < end_offset)

@@ -1,0 +1,263 @@
+"""Named guarantees of Kafka replication, each a function over states (or over one step).
+
+Every invariant has a one-sentence docstring stating the guarantee and a citation. A violation
+that the configuration permits (acks=1 loss, an unclean election, a crash losing unflushed data)
+is reported with ``allowed=True`` and a reason, like Elle's allowed anomalies; it is not a failure.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from kconform.model.config import ReplicationConfig
+from kconform.model.state import Replica, State
+from kconform.traces.events import Entry
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken guarantee with its evidence; ``allowed`` when the configuration permits it."""
+
+    invariant: str
+    message: str
+    allowed: bool = False
+    allowed_because: str = ""
+
+
+StateCheck = Callable[[State, ReplicationConfig], Iterator[Violation]]
+StepCheck = Callable[[State, State, ReplicationConfig], Iterator[Violation]]
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """A registered guarantee: ``check`` sees one state, or (``over_steps``) a state and its successor."""
+
+    name: str
+    doc: str
+    cite: str
+    state_check: StateCheck | None = None
+    step_check: StepCheck | None = None
+
+    @property
+    def over_steps(self) -> bool:
+        return self.step_check is not None
+
+
+INVARIANTS: dict[str, Invariant] = {}
+
+
+def _register(name: str, cite: str) -> Callable[[StateCheck], StateCheck]:
+    def deco(fn: StateCheck) -> StateCheck:
+        INVARIANTS[name] = Invariant(name, (fn.__doc__ or "").strip(), cite, state_check=fn)
+        return fn
+
+    return deco
+
+
+def _register_step(name: str, cite: str) -> Callable[[StepCheck], StepCheck]:
+    def deco(fn: StepCheck) -> StepCheck:
+        INVARIANTS[name] = Invariant(name, (fn.__doc__ or "").strip(), cite, step_check=fn)
+        return fn
+
+    return deco
+
+
+def _loss_permitted(s: State, after_epoch: int) -> str:
+    """Why a loss of data written in ``after_epoch`` is permitted by configuration, or ''."""
+    if any(u > after_epoch for u in s.ghost.unclean_epochs):
+        return "an unclean leader election happened after the write (unclean.leader.election.enable)"
+    if s.ghost.crash_lost_data:
+        return "a crash lost unflushed data (flush_interval_ms > 0)"
+    return ""
+
+
+def _any_permitted(s: State) -> str:
+    return _loss_permitted(s, -1)
+
+
+def _leaders(s: State) -> Iterator[tuple[int, Replica]]:
+    for b, r in enumerate(s.replicas):
+        if s.presumes_leadership(b):
+            yield b, r
+
+
+def _running(s: State) -> Iterator[tuple[int, Replica]]:
+    for b, r in enumerate(s.replicas):
+        if r.alive:
+            yield b, r
+
+
+def _entry_at(r: Replica, offset: int) -> Entry | None:
+    return r.log[offset] if offset < r.leo else None
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@_register("HwBelowLeo", "KIP-101; UnifiedLog.maybeIncrementHighWatermark")
+def hw_below_leo(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """Every running replica's high watermark is at most its log end offset."""
+    for b, r in _running(s):
+        if r.hw > r.leo:
+            yield Violation("HwBelowLeo", f"broker {b}: HW {r.hw} > LEO {r.leo}")
+
+
+@_register_step("LeaderHwMonotonic", "KIP-101; UnifiedLog.maybeIncrementHighWatermark is monotonic")
+def leader_hw_monotonic(pre: State, post: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """A leader's high watermark never decreases within one leader epoch."""
+    for b, r in _leaders(post):
+        p = pre.replicas[b]
+        if pre.presumes_leadership(b) and p.leader_epoch == r.leader_epoch and r.hw < p.hw:
+            yield Violation("LeaderHwMonotonic", f"leader {b} epoch {r.leader_epoch}: HW {p.hw} -> {r.hw}")
+
+
+@_register("NoCommittedDataLoss", "KIP-101, KIP-279, KIP-320; Kafka's durability contract for acks=all")
+def no_committed_data_loss(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """Every acknowledged record stays at its offset in the log of every later leader."""
+    for a in s.ghost.acked:
+        for b, r in _leaders(s):
+            if r.leader_epoch < a.epoch:
+                continue
+            if _entry_at(r, a.offset) != Entry(a.offset, a.epoch, a.rid):
+                why = "" if a.guaranteed else f"acks={a.acks} does not wait for the ISR"
+                why = why or _loss_permitted(s, a.epoch)
+                yield Violation(
+                    "NoCommittedDataLoss",
+                    f"record {a.rid} acked (acks={a.acks}) at offset {a.offset} epoch {a.epoch} is "
+                    f"{_entry_at(r, a.offset)} on leader {b} (epoch {r.leader_epoch})",
+                    allowed=bool(why),
+                    allowed_because=why,
+                )
+
+
+@_register("NoDivergenceBelowHw", "KIP-101, KIP-279 (log divergence)")
+def no_divergence_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """Any two running replicas hold the same record at every offset below both of their HWs."""
+    running = list(_running(s))
+    for i, (b1, r1) in enumerate(running):
+        for b2, r2 in running[i + 1 :]:
+            for o in range(min(r1.hw, r2.hw, r1.leo, r2.leo)):
+                if r1.log[o] != r2.log[o]:
+                    why = _any_permitted(s)
+                    yield Violation(
+                        "NoDivergenceBelowHw",
+                        f"offset {o}: broker {b1} has {r1.log[o]}, broker {b2} has {r2.log[o]} "
+                        f"(HWs {r1.hw}, {r2.hw})",
+                        allowed=bool(why),
+                        allowed_because=why,
+                    )
+                    break
+
+
+@_register("ConsumerReadsBelowHw", "KIP-101; FetchIsolation.HIGH_WATERMARK")
+def consumer_reads_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """A read_uncommitted consumer never receives a record at or above the serving leader's HW."""
+    for entry, hw in s.ghost.consumed:
+        if entry.offset >= hw:
+            yield Violation("ConsumerReadsBelowHw", f"consumer read offset {entry.offset} with HW {hw}")
+
+
+@_register("ConsumedRecordsStay", "KIP-101, KIP-279: what consumers saw is committed")
+def consumed_records_stay(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """Every record a consumer read stays at its offset in the log of every later leader."""
+    seen: set[Entry] = set()
+    for entry, _hw in s.ghost.consumed:
+        if entry in seen:
+            continue
+        seen.add(entry)
+        for b, r in _leaders(s):
+            if r.leader_epoch >= entry.epoch and _entry_at(r, entry.offset) != entry:
+                why = _loss_permitted(s, entry.epoch)
+                yield Violation(
+                    "ConsumedRecordsStay",
+                    f"consumed {entry} but leader {b} (epoch {r.leader_epoch}) has {_entry_at(r, entry.offset)}",
+                    allowed=bool(why),
+                    allowed_because=why,
+                )
+
+
+@_register_step("LeaderEpochsMonotonic", "KIP-101 (leader epochs), KIP-320")
+def leader_epochs_monotonic(pre: State, post: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """Neither the controller's nor a running broker's leader epoch ever decreases."""
+    if post.controller.leader_epoch < pre.controller.leader_epoch:
+        yield Violation(
+            "LeaderEpochsMonotonic",
+            f"controller leader epoch {pre.controller.leader_epoch} -> {post.controller.leader_epoch}",
+        )
+    for b, r in enumerate(post.replicas):
+        p = pre.replicas[b]
+        if p.alive and r.alive and r.leader_epoch < p.leader_epoch:
+            yield Violation("LeaderEpochsMonotonic", f"broker {b}: leader epoch {p.leader_epoch} -> {r.leader_epoch}")
+
+
+@_register("EpochCacheStrictlyIncreasing", "KIP-101; LeaderEpochFileCache")
+def epoch_cache_strictly_increasing(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """In every replica's epoch cache both epochs and start offsets strictly increase, within the log."""
+    for b, r in enumerate(s.replicas):
+        cache = r.epoch_cache
+        for (e1, s1), (e2, s2) in itertools.pairwise(cache):
+            if not (e1 < e2 and s1 < s2):
+                yield Violation("EpochCacheStrictlyIncreasing", f"broker {b}: cache {cache} not increasing")
+                break
+        if cache and cache[-1][1] > r.leo:
+            yield Violation("EpochCacheStrictlyIncreasing", f"broker {b}: cache {cache} starts beyond LEO {r.leo}")
+
+
+@_register("LeaderWritesUnique", "KIP-101: (leader epoch, offset) identifies a record")
+def leader_writes_unique(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """No two records were ever written by leaders at the same (leader epoch, offset)."""
+    seen: dict[tuple[int, int], Entry] = {}
+    for e in sorted(s.ghost.written):
+        other = seen.setdefault((e.epoch, e.offset), e)
+        if other != e:
+            yield Violation("LeaderWritesUnique", f"epoch {e.epoch} offset {e.offset}: {other.rid} and {e.rid}")
+
+
+def _isr_agreement(s: State, name: str, strong: bool) -> Iterator[Violation]:
+    for b, r in _leaders(s):
+        members = s.controller.isr if strong else r.isr
+        for m in members:
+            other = s.replicas[m]
+            for o in range(r.hw):
+                if _entry_at(r, o) != _entry_at(other, o):
+                    why = _any_permitted(s)
+                    yield Violation(
+                        name,
+                        f"leader {b} (epoch {r.leader_epoch}, HW {r.hw}) has {_entry_at(r, o)} at offset {o} "
+                        f"but {'controller' if strong else 'its'} ISR member {m} has {_entry_at(other, o)}",
+                        allowed=bool(why),
+                        allowed_because=why,
+                    )
+                    break
+
+
+@_register("WeakIsr", "hachikuji/kafka-specification WeakIsr")
+def weak_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """A replica presuming leadership holds, below its HW, the same records as every member of its own ISR view."""
+    yield from _isr_agreement(s, "WeakIsr", strong=False)
+
+
+@_register("StrongIsr", "hachikuji/kafka-specification StrongIsr")
+def strong_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """A replica presuming leadership holds, below its HW, the same records as every member of the controller's ISR."""
+    yield from _isr_agreement(s, "StrongIsr", strong=True)
+
+
+def check_state(s: State, cfg: ReplicationConfig, names: frozenset[str] | None = None) -> list[Violation]:
+    """Every state invariant (or the named ones) over ``s``."""
+    out: list[Violation] = []
+    for inv in INVARIANTS.values():
+        if inv.state_check is not None and (names is None or inv.name in names):
+            out.extend(inv.state_check(s, cfg))
+    return out
+
+
+def check_step(pre: State, post: State, cfg: ReplicationConfig, names: frozenset[str] | None = None) -> list[Violation]:
+    """Every step invariant (or the named ones) over the step ``pre`` → ``post``."""
+    out: list[Violation] = []
+    for inv in INVARIANTS.values():
+        if inv.step_check is not None and (names is None or inv.name in names):
+            out.extend(inv.step_check(pre, post, cfg))
+    return out

@@ -1,0 +1,706 @@
+"""The replication protocol of one partition: one pure function per protocol handler.
+
+Each function takes a State and the handler's inputs and returns the next State with the
+handler's outcome, or raises NotEnabled when Kafka would not run the handler in that state. The
+protocol rung (model.config.Protocol) is a parameter: the rungs differ only in ``_new_follower``,
+``_diverging_truncation``/``_answer_truncation`` (the truncation point), ``_epoch_error`` callers
+(what requests carry) and ``_may_expand`` (the epoch-start condition), each a few lines.
+
+Sources: kafka-facts §3 (replication), §6 (delayed produce); KIP-101, KIP-279, KIP-320, KIP-497,
+KIP-595 (truncation on fetch), KAFKA-15583 (HW frozen below min ISR).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from kconform.model import epochs
+from kconform.model.config import Protocol, ReplicationConfig
+from kconform.model.state import (
+    FETCHING,
+    IDLE,
+    TRUNCATING,
+    Acked,
+    DelayedProduce,
+    PartitionRecord,
+    PendingIsr,
+    RemoteReplica,
+    Replica,
+    State,
+)
+from kconform.traces.events import (
+    FENCED_LEADER_EPOCH,
+    INELIGIBLE_REPLICA,
+    INVALID_REQUIRED_ACKS,
+    INVALID_UPDATE_VERSION,
+    NONE,
+    NOT_ENOUGH_REPLICAS,
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    NOT_LEADER_OR_FOLLOWER,
+    OFFSET_OUT_OF_RANGE,
+    REQUEST_TIMED_OUT,
+    UNKNOWN_LEADER_EPOCH,
+    Entry,
+)
+
+
+class NotEnabled(Exception):
+    """The handler cannot run in this state; the message names the rule that forbids it."""
+
+
+# =============================================================================================
+# Controller (KRaft PartitionChangeBuilder, kafka-facts §3.5)
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class Election:
+    """The controller's decision: the new partition record and whether it was unclean."""
+
+    record: PartitionRecord
+    unclean: bool
+
+
+def _elect(cfg: ReplicationConfig, isr: tuple[int, ...], fenced: frozenset[int]) -> tuple[int, tuple[int, ...], bool]:
+    """ONLINE election: the first replica in assignment order in ISR and unfenced; else, with
+    unclean.leader.election.enable (KIP-106), the first unfenced replica with ISR = [it]."""
+    for b in cfg.brokers:
+        if b in isr and b not in fenced:
+            return b, isr, False
+    if cfg.unclean_leader_election:
+        for b in cfg.brokers:
+            if b not in fenced:
+                return b, (b,), True
+    return -1, isr, False
+
+
+def _publish(s: State, leader: int, isr: tuple[int, ...], unclean: bool) -> tuple[State, Election]:
+    """Commit a partition change: leader epoch +1 iff the leader changed, partition epoch +1 iff
+    anything changed (KIP-497 partition epoch, KAFKA-15021 no epoch bump on ISR-only changes)."""
+    c = s.controller
+    isr = tuple(sorted(isr))
+    if leader == c.leader and isr == c.isr:
+        return s, Election(c, False)
+    epoch = c.leader_epoch + 1 if leader != c.leader else c.leader_epoch
+    rec = PartitionRecord(leader=leader, leader_epoch=epoch, isr=isr, partition_epoch=c.partition_epoch + 1)
+    ghost = s.ghost
+    if unclean:
+        ghost = replace(ghost, unclean_epochs=(*ghost.unclean_epochs, epoch))
+    return replace(s, controller=rec, published=(*s.published, rec), ghost=ghost), Election(rec, unclean)
+
+
+def controller_fence(s: State, cfg: ReplicationConfig, broker: int) -> tuple[State, Election]:
+    """Fence ``broker``: it leaves the ISR unless it is the last member; if it led, re-elect."""
+    if broker in s.fenced:
+        raise NotEnabled(f"broker {broker} is already fenced")
+    fenced = s.fenced | {broker}
+    c = s.controller
+    isr = tuple(b for b in c.isr if b != broker) or c.isr
+    leader, unclean = c.leader, False
+    if c.leader == broker:
+        leader, isr, unclean = _elect(cfg, isr, fenced)
+    s2, election = _publish(replace(s, fenced=fenced), leader, isr, unclean)
+    return s2, election
+
+
+def controller_unfence(s: State, cfg: ReplicationConfig, broker: int) -> tuple[State, Election]:
+    """Unfence a running, registering ``broker``; a leaderless partition elects."""
+    if broker not in s.fenced:
+        raise NotEnabled(f"broker {broker} is not fenced")
+    r = s.replica(broker)
+    if not r.alive:
+        raise NotEnabled(f"broker {broker} is not running, it cannot register")
+    s = replace(s, fenced=s.fenced - {broker}).with_replica(broker, replace(r, registered=True))
+    c = s.controller
+    if c.leader != -1:
+        return s, Election(c, False)
+    leader, isr, unclean = _elect(cfg, c.isr, s.fenced)
+    return _publish(s, leader, isr, unclean)
+
+
+def controller_move_leader(s: State, cfg: ReplicationConfig, broker: int) -> tuple[State, Election]:
+    """Preferred/reassignment election of ``broker``: it must be in the ISR and unfenced."""
+    c = s.controller
+    if broker not in c.isr or broker in s.fenced or broker == c.leader:
+        raise NotEnabled(f"broker {broker} cannot be elected (ISR {c.isr}, fenced {sorted(s.fenced)})")
+    return _publish(s, broker, c.isr, False)
+
+
+def controller_alter_partition(s: State, cfg: ReplicationConfig, sender: int, p: PendingIsr) -> tuple[State, int]:
+    """AlterPartition (KIP-497): accept only from the current leader with the current epochs and
+    with every added member unfenced; the result is the error code."""
+    c = s.controller
+    if c.leader != sender or p.leader_epoch != c.leader_epoch:
+        return s, FENCED_LEADER_EPOCH
+    if p.partition_epoch != c.partition_epoch:
+        return s, INVALID_UPDATE_VERSION
+    if any(b in s.fenced for b in set(p.isr) - set(c.isr)):
+        return s, INELIGIBLE_REPLICA
+    s2, _ = _publish(s, c.leader, p.isr, False)
+    return s2, NONE
+
+
+# =============================================================================================
+# Shared broker mechanics
+# =============================================================================================
+
+
+def _append(s: State, cfg: ReplicationConfig, node: int, entry: Entry) -> State:
+    r = s.replica(node)
+    if entry.offset != r.leo:
+        raise NotEnabled(f"broker {node}: append at offset {entry.offset} but LEO is {r.leo}")
+    r = replace(
+        r,
+        log=(*r.log, entry),
+        epoch_cache=epochs.assign(r.epoch_cache, entry.epoch, entry.offset),
+        durable_leo=r.leo + 1 if cfg.flush_interval_ms == 0 else r.durable_leo,
+    )
+    return s.with_replica(node, r)
+
+
+def _truncate(r: Replica, to: int) -> Replica:
+    """Truncate the log to ``to`` entries: epoch cache from end, HW clamped, durable at once."""
+    to = min(to, r.leo)
+    return replace(
+        r,
+        log=r.log[:to],
+        epoch_cache=epochs.truncate_from_end(r.epoch_cache, to),
+        hw=min(r.hw, to),
+        durable_leo=min(r.durable_leo, to),
+    )
+
+
+def caught_up(cfg: ReplicationConfig, rem: RemoteReplica, leader_leo: int, now_ms: int) -> bool:
+    """Kafka's ReplicaState.isCaughtUp: at the leader's LEO, or caught up within the lag time."""
+    if rem.leo == leader_leo:
+        return True
+    return rem.last_caught_up_ms is not None and now_ms - rem.last_caught_up_ms <= cfg.replica_lag_time_max_ms
+
+
+def maximal_isr(r: Replica) -> tuple[int, ...]:
+    """Committed ISR plus a pending expansion (KIP-497); a pending shrink keeps the old ISR."""
+    if r.pending_isr is not None and len(r.pending_isr.isr) > len(r.isr):
+        return tuple(sorted(set(r.isr) | set(r.pending_isr.isr)))
+    return r.isr
+
+
+def leader_hw_target(s: State, cfg: ReplicationConfig, node: int) -> int:
+    """The HW the leader moves to now (Partition.maybeIncrementLeaderHW, kafka-facts §3.1).
+
+    Frozen while the committed ISR is below min.insync.replicas (KAFKA-15583); otherwise the
+    minimum LEO over the leader and every follower in the maximal ISR or caught up; never down.
+    """
+    r = s.replica(node)
+    if len(r.isr) < cfg.effective_min_isr:
+        return r.hw
+    new_hw = r.leo
+    members = set(maximal_isr(r))
+    for f in cfg.brokers:
+        if f == node:
+            continue
+        rem = r.remotes[f]
+        if f in members or caught_up(cfg, rem, r.leo, s.now_ms):
+            new_hw = min(new_hw, rem.leo)
+    return max(r.hw, new_hw)
+
+
+def _maybe_advance_hw(s: State, cfg: ReplicationConfig, node: int) -> State:
+    if not s.presumes_leadership(node):
+        return s
+    r = s.replica(node)
+    target = leader_hw_target(s, cfg, node)
+    return s if target == r.hw else s.with_replica(node, replace(r, hw=target))
+
+
+def _epoch_error(r: Replica, current_leader_epoch: int) -> int:
+    """KIP-320 currentLeaderEpoch check (absent = -1 means no check)."""
+    if current_leader_epoch < 0:
+        return NONE
+    if r.leader_epoch > current_leader_epoch:
+        return FENCED_LEADER_EPOCH
+    if r.leader_epoch < current_leader_epoch:
+        return UNKNOWN_LEADER_EPOCH
+    return NONE
+
+
+def _require_alive(s: State, node: int) -> Replica:
+    r = s.replica(node)
+    if not r.alive:
+        raise NotEnabled(f"broker {node} is not running")
+    return r
+
+
+# =============================================================================================
+# Metadata (LeaderAndIsr / KRaft partition deltas)
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class MetadataOutcome:
+    outcome: str
+    truncated_to: int
+    hw: int
+
+
+def _new_follower(cfg: ReplicationConfig, r: Replica, has_leader: bool) -> tuple[Replica, int]:
+    """What a replica does on becoming a follower, by protocol rung.
+
+    Pre-KIP-101: truncate to the local HW at once. KIP-101/279/320: truncate after an
+    OffsetsForLeaderEpoch round trip. Since 2.7: no truncation now; it happens on fetch.
+    """
+    if not has_leader:
+        return replace(r, fetch_state=IDLE), -1
+    if cfg.protocol is Protocol.TRUNCATE_TO_HW:
+        to = r.hw
+        return replace(_truncate(r, to), fetch_state=FETCHING), to
+    if cfg.protocol.uses_epoch_query:
+        return replace(r, fetch_state=TRUNCATING), -1
+    return replace(r, fetch_state=FETCHING), -1
+
+
+def apply_metadata(s: State, cfg: ReplicationConfig, node: int, rec: PartitionRecord) -> tuple[State, MetadataOutcome]:
+    """A broker applies a published partition record (ignored unless newer than what it holds)."""
+    r = _require_alive(s, node)
+    if rec not in s.published:
+        raise NotEnabled(f"partition record {rec} was never published by the controller")
+    if not r.registered or rec.partition_epoch <= r.partition_epoch or rec.leader_epoch < r.leader_epoch:
+        return s, MetadataOutcome("ignored", -1, r.hw)
+    truncated_to = -1
+    if rec.leader == node and rec.leader_epoch > r.leader_epoch:
+        remotes = tuple(RemoteReplica(last_caught_up_ms=s.now_ms if f in rec.isr else None) for f in cfg.brokers)
+        r = replace(
+            r,
+            leader=node,
+            leader_epoch=rec.leader_epoch,
+            partition_epoch=rec.partition_epoch,
+            isr=rec.isr,
+            fetch_state=IDLE,
+            remotes=remotes,
+            pending_isr=None,
+            epoch_cache=epochs.assign(r.epoch_cache, rec.leader_epoch, r.leo),
+        )
+        outcome = "become_leader"
+    elif rec.leader_epoch > r.leader_epoch:
+        r = replace(
+            r,
+            leader=rec.leader,
+            leader_epoch=rec.leader_epoch,
+            partition_epoch=rec.partition_epoch,
+            isr=rec.isr,
+            pending_isr=None,
+        )
+        r, truncated_to = _new_follower(cfg, r, rec.leader != -1)
+        outcome = "become_follower"
+    else:
+        r = replace(r, partition_epoch=rec.partition_epoch, isr=rec.isr, pending_isr=None)
+        outcome = "update_isr"
+    s = _maybe_advance_hw(s.with_replica(node, r), cfg, node)
+    return s, MetadataOutcome(outcome, truncated_to, s.replica(node).hw)
+
+
+# =============================================================================================
+# Produce and the produce purgatory (kafka-facts §3.4, §6)
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class ProduceOutcome:
+    error: int
+    offset: int
+    epoch: int
+    hw: int
+
+
+def produce(s: State, cfg: ReplicationConfig, node: int, req: int, rid: int, acks: int) -> tuple[State, ProduceOutcome]:
+    """Partition.appendRecordsToLeader: validate acks, leadership and min ISR, then append."""
+    r = _require_alive(s, node)
+    if acks not in (-1, 0, 1):
+        return s, ProduceOutcome(INVALID_REQUIRED_ACKS, -1, -1, r.hw)
+    if not s.presumes_leadership(node):
+        return s, ProduceOutcome(NOT_LEADER_OR_FOLLOWER, -1, -1, r.hw)
+    if acks == -1 and len(r.isr) < cfg.effective_min_isr:
+        return s, ProduceOutcome(NOT_ENOUGH_REPLICAS, -1, -1, r.hw)
+    entry = Entry(r.leo, r.leader_epoch, rid)
+    s = _append(s, cfg, node, entry)
+    ghost = replace(s.ghost, written=s.ghost.written | {entry})
+    if acks == 1:
+        ghost = replace(ghost, acked=(*ghost.acked, Acked(rid, entry.offset, entry.epoch, 1, False)))
+    s = replace(s, ghost=ghost)
+    if acks == -1:
+        r = s.replica(node)
+        dp = DelayedProduce(req, rid, entry.offset, s.now_ms + cfg.request_timeout_ms)
+        s = s.with_replica(node, replace(r, purgatory=(*r.purgatory, dp)))
+    s = _maybe_advance_hw(s, cfg, node)
+    return s, ProduceOutcome(NONE, entry.offset, entry.epoch, s.replica(node).hw)
+
+
+def complete_produce(s: State, cfg: ReplicationConfig, node: int, req: int, error: int) -> State:
+    """DelayedProduce completion: the answer must be one the broker's state justifies now."""
+    r = _require_alive(s, node)
+    dp = next((d for d in r.purgatory if d.req == req), None)
+    if dp is None:
+        raise NotEnabled(f"broker {node} has no delayed produce {req}")
+    leads = s.presumes_leadership(node)
+    if error in (NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND):
+        if not leads or r.hw <= dp.offset:
+            raise NotEnabled(f"acks=all answer for offset {dp.offset} before the HW ({r.hw}) passed it")
+        enough = len(maximal_isr(r)) >= cfg.effective_min_isr
+        if (error == NONE) != enough:
+            raise NotEnabled(
+                f"maximal ISR {maximal_isr(r)} vs min.insync.replicas {cfg.effective_min_isr} "
+                f"requires {'NONE' if enough else 'NOT_ENOUGH_REPLICAS_AFTER_APPEND'}"
+            )
+    elif error == REQUEST_TIMED_OUT:
+        if s.now_ms < dp.deadline_ms:
+            raise NotEnabled(f"timed out at {s.now_ms} ms before the deadline {dp.deadline_ms} ms")
+    elif error == NOT_LEADER_OR_FOLLOWER:
+        if leads:
+            raise NotEnabled(f"NOT_LEADER_OR_FOLLOWER while broker {node} still leads")
+    else:
+        raise NotEnabled(f"a delayed produce cannot complete with error {error}")
+    r = replace(r, purgatory=tuple(d for d in r.purgatory if d.req != req))
+    s = s.with_replica(node, r)
+    if error == NONE:
+        acked = Acked(dp.rid, dp.offset, r.log[dp.offset].epoch, -1, True)
+        s = replace(s, ghost=replace(s.ghost, acked=(*s.ghost.acked, acked)))
+    return s
+
+
+# =============================================================================================
+# Follower fetch (KIP-320 fencing, KIP-595-style truncation on fetch)
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class FetchRequest:
+    leader: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    current_leader_epoch: int
+    follower_epoch: int
+
+
+@dataclass(frozen=True)
+class FetchResponse:
+    error: int
+    entries: tuple[Entry, ...]
+    hw: int
+    diverging_epoch: int
+    diverging_end_offset: int
+    leader_leo: int
+    leader_hw: int
+
+
+@dataclass(frozen=True)
+class FetchApplyOutcome:
+    outcome: str
+    truncated_to: int
+    appended: int
+    hw: int
+
+
+def fetch_request(s: State, cfg: ReplicationConfig, follower: int) -> FetchRequest:
+    """The Fetch a follower in the fetching state sends: from its LEO, with lastFetchedEpoch
+    (since 2.7) and currentLeaderEpoch (KIP-320) as its rung carries them."""
+    r = _require_alive(s, follower)
+    if not r.registered or r.fetch_state != FETCHING or r.leader < 0:
+        raise NotEnabled(f"broker {follower} is not fetching (state {r.fetch_state}, leader {r.leader})")
+    lfe = epochs.latest_epoch(r.epoch_cache) if cfg.protocol is Protocol.DIVERGING_EPOCH else -1
+    cle = r.leader_epoch if cfg.protocol.fenced else -1
+    return FetchRequest(r.leader, r.leo, lfe, cle, r.leader_epoch)
+
+
+def handle_fetch(
+    s: State, cfg: ReplicationConfig, leader: int, follower: int, q: FetchRequest
+) -> tuple[State, FetchResponse]:
+    """Leader side of a follower Fetch (Partition.fetchRecords + updateFollowerFetchState)."""
+    r = _require_alive(s, leader)
+    leads = s.presumes_leadership(leader)
+    error = _epoch_error(r, q.current_leader_epoch)
+    if error == NONE and not leads:
+        error = NOT_LEADER_OR_FOLLOWER
+    if error != NONE:
+        hw = r.hw if leads else -1
+        return s, FetchResponse(error, (), hw, -1, -1, r.leo, hw)
+    if q.last_fetched_epoch >= 0:
+        end_epoch, end_offset = epochs.end_offset_for(r.epoch_cache, q.last_fetched_epoch, r.leo)
+        if end_epoch == -1:
+            return s, FetchResponse(OFFSET_OUT_OF_RANGE, (), r.hw, -1, -1, r.leo, r.hw)
+        if end_epoch < q.last_fetched_epoch or end_offset < q.fetch_offset:
+            return s, FetchResponse(NONE, (), r.hw, end_epoch, end_offset, r.leo, r.hw)
+    if q.fetch_offset > r.leo or q.fetch_offset < 0:
+        return s, FetchResponse(OFFSET_OUT_OF_RANGE, (), r.hw, -1, -1, r.leo, r.hw)
+    entries = r.log[q.fetch_offset :]
+    hw_before = r.hw
+    rem = r.remotes[follower]
+    caught: int | None = rem.last_caught_up_ms
+    if q.fetch_offset >= r.leo:
+        caught = s.now_ms
+    elif rem.last_fetch_leader_leo >= 0 and q.fetch_offset >= rem.last_fetch_leader_leo:
+        caught = rem.last_fetch_ms if caught is None else max(caught, rem.last_fetch_ms)
+    rem = RemoteReplica(
+        leo=q.fetch_offset,
+        last_caught_up_ms=caught,
+        last_fetch_leader_leo=max(r.leo, rem.last_fetch_leader_leo),
+        last_fetch_ms=s.now_ms,
+    )
+    r = replace(r, remotes=(*r.remotes[:follower], rem, *r.remotes[follower + 1 :]))
+    s = _maybe_advance_hw(s.with_replica(leader, r), cfg, leader)
+    return s, FetchResponse(NONE, entries, hw_before, -1, -1, r.leo, s.replica(leader).hw)
+
+
+def _diverging_truncation(cfg: ReplicationConfig, r: Replica, epoch: int, end_offset: int) -> int:
+    """Where a follower truncates given the leader's (epoch, end offset) (kafka-facts §3.8, KIP-279):
+    with its own end offset for that epoch when it has the epoch, else its own end for the
+    closest earlier epoch, else the leader's end offset."""
+    own_epoch, own_end = epochs.end_offset_for(r.epoch_cache, epoch, r.leo)
+    if own_epoch == epoch:
+        return min(end_offset, own_end, r.leo)
+    if own_epoch != -1:
+        return min(own_end, r.leo)
+    return min(end_offset, r.leo)
+
+
+def apply_fetch_response(
+    s: State, cfg: ReplicationConfig, follower: int, q: FetchRequest, resp: FetchResponse
+) -> tuple[State, FetchApplyOutcome]:
+    """Follower side (ReplicaFetcherThread.processPartitionData / truncation on fetch)."""
+    r = _require_alive(s, follower)
+    if (
+        r.leader != q.leader
+        or r.leader_epoch != q.follower_epoch
+        or r.fetch_state != FETCHING
+        or r.leo != q.fetch_offset
+    ):
+        return s, FetchApplyOutcome("ignored", -1, 0, r.hw)
+    if resp.error == NONE and resp.diverging_epoch != -1:
+        to = _diverging_truncation(cfg, r, resp.diverging_epoch, resp.diverging_end_offset)
+        r = _truncate(r, to)
+        return s.with_replica(follower, r), FetchApplyOutcome("diverged", to, 0, r.hw)
+    if resp.error == NONE:
+        for entry in resp.entries:
+            s = _append(s, cfg, follower, entry)
+        r = s.replica(follower)
+        r = replace(r, hw=min(resp.hw, r.leo))
+        return s.with_replica(follower, r), FetchApplyOutcome("appended", -1, len(resp.entries), r.hw)
+    if resp.error == OFFSET_OUT_OF_RANGE:
+        if resp.leader_leo < r.leo:
+            r = _truncate(r, resp.leader_leo)
+            return s.with_replica(follower, r), FetchApplyOutcome("out_of_range", resp.leader_leo, 0, r.hw)
+        return s, FetchApplyOutcome("out_of_range", -1, 0, r.hw)
+    return s, FetchApplyOutcome("error", -1, 0, r.hw)
+
+
+# =============================================================================================
+# OffsetsForLeaderEpoch (KIP-101, KIP-279; fenced by KIP-320)
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class EpochQuery:
+    leader: int
+    requested_epoch: int
+    current_leader_epoch: int
+    follower_epoch: int
+
+
+@dataclass(frozen=True)
+class EpochAnswer:
+    error: int
+    epoch: int
+    end_offset: int
+
+
+@dataclass(frozen=True)
+class EpochApplyOutcome:
+    outcome: str
+    truncated_to: int
+    hw: int
+
+
+def epoch_query_request(s: State, cfg: ReplicationConfig, follower: int) -> EpochQuery:
+    """The OffsetsForLeaderEpoch a truncating follower sends for its latest cached epoch."""
+    r = _require_alive(s, follower)
+    if not r.registered or r.fetch_state != TRUNCATING or r.leader < 0:
+        raise NotEnabled(f"broker {follower} is not truncating (state {r.fetch_state})")
+    cle = r.leader_epoch if cfg.protocol.fenced else -1
+    return EpochQuery(r.leader, epochs.latest_epoch(r.epoch_cache), cle, r.leader_epoch)
+
+
+def handle_epoch_query(s: State, cfg: ReplicationConfig, leader: int, q: EpochQuery) -> EpochAnswer:
+    """Partition.lastOffsetForLeaderEpoch: epoch check, leadership, endOffsetFor (v0 has no epoch)."""
+    r = _require_alive(s, leader)
+    error = _epoch_error(r, q.current_leader_epoch)
+    if error == NONE and not s.presumes_leadership(leader):
+        error = NOT_LEADER_OR_FOLLOWER
+    if error != NONE:
+        return EpochAnswer(error, -1, -1)
+    epoch, end = epochs.end_offset_for(r.epoch_cache, q.requested_epoch, r.leo)
+    if cfg.protocol is Protocol.KIP_101:
+        epoch = -1
+    return EpochAnswer(NONE, epoch, end)
+
+
+def _answer_truncation(cfg: ReplicationConfig, r: Replica, a: EpochAnswer) -> tuple[int, bool]:
+    """AbstractFetcherThread.getOffsetTruncationState: (truncation offset, complete?)."""
+    if a.end_offset == -1:
+        return r.hw, True
+    if a.epoch == -1:
+        return min(a.end_offset, r.leo), True
+    own_epoch, own_end = epochs.end_offset_for(r.epoch_cache, a.epoch, r.leo)
+    if own_epoch == a.epoch:
+        return min(a.end_offset, own_end, r.leo), True
+    if own_epoch != -1:
+        return min(own_end, r.leo), False
+    return min(a.end_offset, r.leo), True
+
+
+def apply_epoch_answer(
+    s: State, cfg: ReplicationConfig, follower: int, q: EpochQuery, a: EpochAnswer
+) -> tuple[State, EpochApplyOutcome]:
+    """Follower truncation after OffsetsForLeaderEpoch; complete → start fetching."""
+    r = _require_alive(s, follower)
+    if r.leader != q.leader or r.leader_epoch != q.follower_epoch or r.fetch_state != TRUNCATING:
+        return s, EpochApplyOutcome("ignored", -1, r.hw)
+    if a.error != NONE:
+        return s, EpochApplyOutcome("error", -1, r.hw)
+    to, complete = _answer_truncation(cfg, r, a)
+    r = _truncate(r, to)
+    if complete:
+        r = replace(r, fetch_state=FETCHING)
+    return s.with_replica(follower, r), EpochApplyOutcome("truncated" if complete else "retry", to, r.hw)
+
+
+# =============================================================================================
+# ISR changes (KIP-497)
+# =============================================================================================
+
+
+def may_shrink(s: State, cfg: ReplicationConfig, leader: int, removed: set[int]) -> bool:
+    """Partition.getOutOfSyncReplicas: every removed follower failed isCaughtUp."""
+    r = s.replica(leader)
+    return all(not caught_up(cfg, r.remotes[f], r.leo, s.now_ms) for f in removed)
+
+
+def may_expand(s: State, cfg: ReplicationConfig, leader: int, follower: int) -> bool:
+    """Partition.isFollowerInSync: LEO ≥ leader HW and, since KIP-320 (KAFKA-7128), ≥ the start
+    offset of the leader's epoch so that no committed data of an earlier epoch can be missing."""
+    r = s.replica(leader)
+    leo = r.remotes[follower].leo
+    if leo < r.hw:
+        return False
+    if cfg.protocol.fenced:
+        return leo >= epochs.start_offset_of(r.epoch_cache, r.leader_epoch)
+    return True
+
+
+def propose_isr(s: State, cfg: ReplicationConfig, leader: int, msg: int, isr: tuple[int, ...]) -> State:
+    """The leader proposes a shrink (laggards out) or an expansion (one in-sync follower in)."""
+    r = _require_alive(s, leader)
+    if not s.presumes_leadership(leader):
+        raise NotEnabled(f"broker {leader} does not lead; it cannot alter the ISR")
+    if r.pending_isr is not None:
+        raise NotEnabled(f"broker {leader} already has AlterPartition {r.pending_isr.msg} in flight")
+    new, cur = set(isr), set(r.isr)
+    if leader not in new:
+        raise NotEnabled(f"proposed ISR {sorted(new)} drops the leader {leader}")
+    if new < cur:
+        if not may_shrink(s, cfg, leader, cur - new):
+            raise NotEnabled(f"shrink of {sorted(cur - new)} while caught up (replica.lag.time.max.ms)")
+    elif new > cur and len(new - cur) == 1:
+        (f,) = new - cur
+        if not may_expand(s, cfg, leader, f):
+            raise NotEnabled(f"expansion with follower {f} that is not in sync (LEO {r.remotes[f].leo})")
+    else:
+        raise NotEnabled(f"proposed ISR {sorted(new)} is neither a shrink nor a one-member expansion of {sorted(cur)}")
+    pending = PendingIsr(msg, tuple(sorted(new)), r.leader_epoch, r.partition_epoch)
+    s = s.with_replica(leader, replace(r, pending_isr=pending))
+    return _maybe_advance_hw(s, cfg, leader)
+
+
+def apply_alter_partition_response(
+    s: State, cfg: ReplicationConfig, leader: int, msg: int, error: int, rec_isr: tuple[int, ...], partition_epoch: int
+) -> State:
+    """The leader's AlterPartition response: the proposal ends; on success adopt the new ISR."""
+    r = _require_alive(s, leader)
+    if r.pending_isr is not None and r.pending_isr.msg == msg:
+        r = replace(r, pending_isr=None)
+    if error == NONE and partition_epoch > r.partition_epoch and r.leader == leader:
+        r = replace(r, isr=tuple(sorted(rec_isr)), partition_epoch=partition_epoch)
+    return _maybe_advance_hw(s.with_replica(leader, r), cfg, leader)
+
+
+# =============================================================================================
+# Consumer fetch (read_uncommitted)
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class ConsumerFetchOutcome:
+    error: int
+    entries: tuple[Entry, ...]
+    hw: int
+
+
+def consumer_fetch(
+    s: State, cfg: ReplicationConfig, node: int, offset: int, current_leader_epoch: int
+) -> tuple[State, ConsumerFetchOutcome]:
+    """FetchIsolation.HIGH_WATERMARK: records from ``offset`` up to the HW (kafka-facts §4)."""
+    r = _require_alive(s, node)
+    leads = s.presumes_leadership(node)
+    error = _epoch_error(r, current_leader_epoch)
+    if error == NONE and not leads:
+        error = NOT_LEADER_OR_FOLLOWER
+    if error == NONE and (offset > r.leo or offset < 0):
+        error = OFFSET_OUT_OF_RANGE
+    if error != NONE:
+        return s, ConsumerFetchOutcome(error, (), r.hw if leads else -1)
+    entries = r.log[offset : r.hw]
+    consumed = s.ghost.consumed + tuple((e, r.hw) for e in entries)
+    return replace(s, ghost=replace(s.ghost, consumed=consumed)), ConsumerFetchOutcome(NONE, entries, r.hw)
+
+
+# =============================================================================================
+# Crash, restart, checkpoint, time
+# =============================================================================================
+
+
+def crash(s: State, cfg: ReplicationConfig, node: int) -> State:
+    """A crash keeps only durable state: the flushed log, the HW checkpoint, the epoch cache."""
+    r = _require_alive(s, node)
+    durable = r.leo if cfg.flush_interval_ms == 0 else r.durable_leo
+    lost = durable < r.leo
+    r = Replica(
+        log=r.log[:durable],
+        hw=min(r.hw_checkpoint, durable),
+        epoch_cache=epochs.truncate_from_end(r.epoch_cache, durable),
+        alive=False,
+        remotes=tuple(RemoteReplica() for _ in cfg.brokers),
+        durable_leo=durable,
+        hw_checkpoint=r.hw_checkpoint,
+    )
+    s = s.with_replica(node, r)
+    if lost:
+        s = replace(s, ghost=replace(s.ghost, crash_lost_data=True))
+    return s
+
+
+def restart(s: State, cfg: ReplicationConfig, node: int) -> State:
+    """Recovery: LEO = durable end, HW = min(checkpoint, LEO); no leadership until registered."""
+    r = s.replica(node)
+    if r.alive:
+        raise NotEnabled(f"broker {node} is running; it cannot restart")
+    return s.with_replica(node, replace(r, alive=True, hw=min(r.hw_checkpoint, r.leo)))
+
+
+def checkpoint(s: State, cfg: ReplicationConfig, node: int) -> State:
+    """Flush the log to its LEO and checkpoint the HW (replica.high.watermark.checkpoint.interval.ms)."""
+    r = _require_alive(s, node)
+    return s.with_replica(node, replace(r, durable_leo=r.leo, hw_checkpoint=r.hw))
+
+
+def advance_clock(s: State, now_ms: int) -> State:
+    """Simulated time only moves forward."""
+    if now_ms < s.now_ms:
+        raise NotEnabled(f"clock moved backwards from {s.now_ms} to {now_ms} ms")
+    return replace(s, now_ms=now_ms)

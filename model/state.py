@@ -1,0 +1,148 @@
+"""The state of one replicated partition as immutable, hashable values.
+
+Everything the protocol keeps is here: each replica's log, HW, epoch cache, its own view of the
+partition (leader, epochs, ISR), the leader's view of its followers, the produce purgatory, the
+durable state a crash leaves behind, the controller's partition record, and ghost variables that
+only the invariants read (what leaders wrote, what was acknowledged, what consumers read).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from kconform.model.config import ReplicationConfig
+from kconform.model.epochs import EpochCache
+from kconform.traces.events import Entry
+
+FETCHING = "fetching"
+TRUNCATING = "truncating"
+IDLE = "idle"
+"""A replica's fetcher state: following and fetching, following but truncating first (KIP-101..320
+OffsetsForLeaderEpoch round trip), or not following anyone (leader, leaderless, not registered)."""
+
+
+@dataclass(frozen=True)
+class RemoteReplica:
+    """The leader's view of one follower (Kafka's ReplicaState): unknown LEO is -1, never caught up
+    is None."""
+
+    leo: int = -1
+    last_caught_up_ms: int | None = None
+    last_fetch_leader_leo: int = -1
+    last_fetch_ms: int = 0
+
+
+@dataclass(frozen=True)
+class DelayedProduce:
+    """An acks=-1 produce waiting in the leader's purgatory for the HW to pass ``offset``."""
+
+    req: int
+    rid: int
+    offset: int
+    deadline_ms: int
+
+
+@dataclass(frozen=True)
+class PendingIsr:
+    """An AlterPartition in flight from this leader (KIP-497)."""
+
+    msg: int
+    isr: tuple[int, ...]
+    leader_epoch: int
+    partition_epoch: int
+
+
+@dataclass(frozen=True)
+class Replica:
+    """One broker's replica of the partition."""
+
+    log: tuple[Entry, ...] = ()
+    hw: int = 0
+    epoch_cache: EpochCache = ()
+    alive: bool = True
+    registered: bool = False
+    leader: int = -1
+    leader_epoch: int = -1
+    partition_epoch: int = -1
+    isr: tuple[int, ...] = ()
+    fetch_state: str = IDLE
+    remotes: tuple[RemoteReplica, ...] = ()
+    pending_isr: PendingIsr | None = None
+    purgatory: tuple[DelayedProduce, ...] = ()
+    durable_leo: int = 0
+    hw_checkpoint: int = 0
+
+    @property
+    def leo(self) -> int:
+        return len(self.log)
+
+
+@dataclass(frozen=True)
+class PartitionRecord:
+    """The controller's record of the partition (KRaft PartitionRecord / ZK leader-and-isr znode)."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    partition_epoch: int
+
+
+@dataclass(frozen=True)
+class Acked:
+    """A record the broker acknowledged: ``guaranteed`` when acks=-1 answered NONE."""
+
+    rid: int
+    offset: int
+    epoch: int
+    acks: int
+    guaranteed: bool
+
+
+@dataclass(frozen=True)
+class Ghost:
+    """Variables only invariants read; no protocol decision depends on them."""
+
+    written: frozenset[Entry] = frozenset()
+    """Every entry any leader ever appended (epoch, offset) → rid."""
+    acked: tuple[Acked, ...] = ()
+    consumed: tuple[tuple[Entry, int], ...] = ()
+    """Records a consumer received, with the serving leader's HW at that moment."""
+    unclean_epochs: tuple[int, ...] = ()
+    """Leader epochs that began with an unclean election."""
+    crash_lost_data: bool = False
+    """A crash discarded unflushed entries (flush_interval_ms > 0)."""
+
+
+@dataclass(frozen=True)
+class State:
+    """The whole partition: replicas by broker id, the controller, time and the ghost."""
+
+    replicas: tuple[Replica, ...]
+    controller: PartitionRecord
+    fenced: frozenset[int]
+    published: tuple[PartitionRecord, ...]
+    """Every partition record the controller ever published, by partition epoch."""
+    now_ms: int = 0
+    ghost: Ghost = field(default_factory=Ghost)
+
+    def replica(self, node: int) -> Replica:
+        return self.replicas[node]
+
+    def with_replica(self, node: int, r: Replica) -> State:
+        return replace(self, replicas=(*self.replicas[:node], r, *self.replicas[node + 1 :]))
+
+    def presumes_leadership(self, node: int) -> bool:
+        r = self.replicas[node]
+        return r.alive and r.registered and r.leader == node
+
+
+def initial_state(cfg: ReplicationConfig) -> State:
+    """A new partition: empty replicas, every broker fenced, ISR = all replicas, no leader."""
+    everyone = tuple(cfg.brokers)
+    replicas = tuple(Replica(remotes=tuple(RemoteReplica() for _ in everyone)) for _ in everyone)
+    return State(
+        replicas=replicas,
+        controller=PartitionRecord(leader=-1, leader_epoch=-1, isr=everyone, partition_epoch=-1),
+        fenced=frozenset(everyone),
+        published=(),
+    )
