@@ -1,0 +1,346 @@
+"""The ``kconform`` command line: ``gate``, ``replay``, ``mutants`` and ``--version``.
+
+This module only turns argv into validated options and hands them to the engines
+(kconform.ci.gate.run_gate, kconform.traces.replay.run_replay), imported lazily so that
+``kconform --version`` or a bad flag never pays for (or trips over) loading them.
+
+Every user error (bad flag, config file or value, unknown mutant, unreadable trace file) is one
+line on stderr starting with ``kconform: error:`` and exit code 2 (EXIT_ERROR); an unexpected
+exception is an internal error: traceback, then exit code 2, never 1, which means "violation".
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import importlib
+import json
+import math
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
+from kconform.ci.options import DEFAULT_OUT_DIR, IMPLEMENTATIONS, GateOptions, ReplayOptions
+from kconform.model.config import ConfigError, ReplicationConfig
+from kconform.traces.counterexample import TraceFileError, read_counterexample
+
+PROG = "kconform"
+DISTRIBUTION = "kafka-conformance"
+
+_KAFKA_CONFIG_NAMES: dict[str, str] = {
+    "replication.factor": "replicas",
+    "unclean.leader.election.enable": "unclean_leader_election",
+    "log.flush.interval.ms": "flush_interval_ms",
+    "replica.high.watermark.checkpoint.interval.ms": "hw_checkpoint_interval_ms",
+}
+"""Kafka property names --set accepts besides the config's own field names (``min.insync.replicas``
+and the other dotted names map mechanically: dots and dashes become underscores)."""
+
+_Options = TypeVar("_Options")
+
+
+class UserError(Exception):
+    """A problem with what the user gave us; reported as one ``kconform: error:`` line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors become UserError instead of printing usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"{message} (see '{self.prog} --help')")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (kconform.ci.exitcodes)."""
+    try:
+        try:
+            args = _parser().parse_args(argv)
+        except SystemExit as e:  # --help and --version print and "exit" with 0
+            return e.code if isinstance(e.code, int) else EXIT_PASS
+        handler: Callable[[argparse.Namespace], int] = args.handler
+        return handler(args)
+    except UserError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; no verdict", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as e:
+        traceback.print_exc()
+        print(
+            f"{PROG}: internal error (a bug in kconform, please report it): {type(e).__name__}: {e}",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+
+
+# --------------------------------------------------------------------------------------------
+# The parser
+# --------------------------------------------------------------------------------------------
+
+
+def _parser() -> _Parser:
+    parser = _Parser(prog=PROG, description="Conformance suite for Apache Kafka's replication protocol.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    commands = parser.add_subparsers(title="commands", dest="command", required=True, metavar="COMMAND")
+
+    gate = commands.add_parser(
+        "gate",
+        help="run the conformance gate (exit 0 pass, 1 violation, 2 error)",
+        description="Drive the implementation with generated operations, judge every event against the model "
+        "and check the invariants; on failure write a counterexample file.",
+    )
+    budget = gate.add_mutually_exclusive_group()
+    budget.add_argument("--examples", type=_positive_int, metavar="N", help="number of generated runs")
+    budget.add_argument("--seconds", type=_positive_float, metavar="S", help="time budget instead of --examples")
+    gate.add_argument("--seed", type=_seed, metavar="N", help="random seed (default: chosen and printed)")
+    gate.add_argument("--config", type=Path, metavar="FILE.json", help="replication config as a JSON object")
+    gate.add_argument(
+        "--set",
+        dest="settings",
+        type=_setting,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one config key; VALUE is JSON if it parses (e.g. --set min.insync.replicas=3 "
+        "--set protocol=kip-101); repeatable, applied after --config",
+    )
+    gate.add_argument("--implementation", choices=IMPLEMENTATIONS, default=IMPLEMENTATIONS[0])
+    gate.add_argument(
+        "--mutant",
+        dest="mutants",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="inject a known bug into the implementation (repeatable; see 'kconform mutants')",
+    )
+    gate.add_argument("--self-check", action="store_true", help="also check that the suite catches every mutant")
+    gate.add_argument("--junit", type=Path, metavar="PATH", help="write a JUnit XML report")
+    gate.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT_DIR,
+        metavar="DIR",
+        help=f"counterexample files (default: {DEFAULT_OUT_DIR})",
+    )
+    gate.add_argument("--steps", type=_positive_int, metavar="N", help="maximum operations per run")
+    gate.add_argument("--no-progress", action="store_true", help="no progress display")
+    gate.set_defaults(handler=_cmd_gate)
+
+    replay = commands.add_parser(
+        "replay",
+        help="replay a counterexample file",
+        description="Re-run a counterexample file's operations and show the first step where implementation "
+        "and model diverge.",
+    )
+    replay.add_argument("file", type=Path, metavar="FILE")
+    replay.add_argument(
+        "--implementation", choices=IMPLEMENTATIONS, default=None, help="default: the one the file names"
+    )
+    replay.add_argument(
+        "--model-only", action="store_true", help="judge the recorded events; do not run any implementation"
+    )
+    replay.set_defaults(handler=_cmd_replay)
+
+    mutants = commands.add_parser("mutants", help="list the known mutants", description="List the known mutants.")
+    mutants.set_defaults(handler=_cmd_mutants)
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
+
+
+def _setting(text: str) -> tuple[str, Any]:
+    """``key=value`` → (config field name, value parsed as JSON, or the raw string if it is not JSON)."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    field = _KAFKA_CONFIG_NAMES.get(key, key.replace(".", "_").replace("-", "_"))
+    try:
+        value: Any = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return field, value
+
+
+def _version() -> str:
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+# --------------------------------------------------------------------------------------------
+# Commands
+# --------------------------------------------------------------------------------------------
+
+
+def _cmd_gate(args: argparse.Namespace) -> int:
+    config = _load_config(args.config, args.settings)
+    mutants = tuple(dict.fromkeys(args.mutants))  # de-duplicated, in the order given
+    if mutants:
+        _check_mutants(mutants, _known_mutants(), where="")
+    _check_output_paths(args.out, args.junit)
+    options = GateOptions(
+        config=config,
+        examples=args.examples,
+        seconds=args.seconds,
+        seed=args.seed,
+        implementation=args.implementation,
+        mutants=mutants,
+        self_check=args.self_check,
+        junit=args.junit,
+        out=args.out,
+        steps=args.steps,
+        progress=not args.no_progress,
+    )
+    from kconform.ci.gate import run_gate
+
+    return _run_engine("the gate", run_gate, options)
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    try:
+        cx = read_counterexample(args.file)
+    except TraceFileError as e:
+        raise UserError(str(e)) from None
+    implementation: str = args.implementation or cx.implementation
+    if not args.model_only:
+        if implementation not in IMPLEMENTATIONS:
+            known = ", ".join(IMPLEMENTATIONS)
+            raise UserError(
+                f"{args.file}: unknown implementation {implementation!r} (known: {known}); "
+                "pass --implementation or --model-only"
+            )
+        if cx.mutants:
+            _check_mutants(cx.mutants, _known_mutants(), where=f"{args.file}: ")
+    options = ReplayOptions(implementation=implementation, model_only=args.model_only)
+    from kconform.traces.replay import run_replay
+
+    return _run_engine("replay", lambda o: run_replay(cx, o), options)
+
+
+def _cmd_mutants(args: argparse.Namespace) -> int:
+    known = _known_mutants()
+    if not known:
+        print("no mutants are defined")
+        return EXIT_PASS
+    width = max(len(name) for name in known)
+    for name in sorted(known):
+        summary = (known[name] or "").strip().splitlines()
+        print(f"{name:<{width}}  {summary[0] if summary else ''}".rstrip())
+    return EXIT_PASS
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+# --------------------------------------------------------------------------------------------
+
+
+def _load_config(path: Path | None, settings: Sequence[tuple[str, Any]]) -> ReplicationConfig:
+    """The config file's JSON object (or ``{}``), with the --set overrides merged in, validated."""
+    obj: dict[str, Any] = {}
+    if path is not None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            raise UserError(f"cannot read config file {path}: {reason}") from None
+        try:
+            loaded = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise UserError(
+                f"config file {path}: not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})"
+            ) from None
+        if not isinstance(loaded, dict):
+            raise UserError(f"config file {path}: expected a JSON object, got {type(loaded).__name__}")
+        obj.update(loaded)
+    obj.update(settings)
+    try:
+        return ReplicationConfig.from_json(obj)
+    except ConfigError as e:
+        source = f" (from {path} and --set)" if path is not None and settings else f" (from {path})" if path else ""
+        raise UserError(f"invalid config{source}: {e}") from None
+
+
+def _known_mutants() -> dict[str, str]:
+    """kconform.impl.MUTANTS (name → description), imported only when a command needs it."""
+    try:
+        module = importlib.import_module("kconform.impl")
+    except Exception as e:
+        raise UserError(f"cannot load the mutant list: importing kconform.impl failed ({type(e).__name__}: {e})") from e
+    known = getattr(module, "MUTANTS", None)
+    if not isinstance(known, dict):
+        raise UserError("cannot load the mutant list: kconform.impl defines no MUTANTS (name -> description)")
+    return known
+
+
+def _check_mutants(names: Sequence[str], known: dict[str, str], where: str) -> None:
+    for name in names:
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, list(known), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        listing = ", ".join(sorted(known)) if known else "none are defined"
+        raise UserError(f"{where}unknown mutant {name!r}; {hint}known mutants: {listing} (see '{PROG} mutants')")
+
+
+def _check_output_paths(out: Path, junit: Path | None) -> None:
+    """Fail before a long run, not after it, when the results could not be written."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: exists and is not a directory")
+    if junit is not None:
+        if junit.is_dir():
+            raise UserError(f"--junit {junit}: is a directory; give a file name such as {junit / 'kconform.xml'}")
+        if not junit.parent.is_dir():
+            raise UserError(f"--junit {junit}: the directory {junit.parent} does not exist")
+
+
+def _run_engine(what: str, run: Callable[[_Options], int], options: _Options) -> int:
+    try:
+        code = run(options)
+    except NotImplementedError as e:
+        raise UserError(f"{what} is not available in this build: {e}") from None
+    except OSError as e:
+        if e.filename is None:
+            raise
+        raise UserError(f"{e.filename}: {e.strerror or e}") from None  # e.g. --out cannot be written
+    if code not in (EXIT_PASS, EXIT_VIOLATION, EXIT_ERROR):
+        raise RuntimeError(f"{what} returned {code!r}, not an exit code from kconform.ci.exitcodes")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,20 @@
+"""Exit codes of every kconform command, in Jepsen's three-valued sense (valid / invalid / unknown).
+
+CI reads them: only EXIT_VIOLATION means "the implementation is wrong"; EXIT_ERROR means the run
+could not decide (bad input, a crash of kconform itself), so it must never be read as a finding.
+"""
+
+from __future__ import annotations
+
+EXIT_PASS = 0
+"""Valid: every check ran and the implementation conformed (and, with --self-check, every mutant
+was caught)."""
+
+EXIT_VIOLATION = 1
+"""Invalid: a non-conformance or invariant violation was found (or a mutant escaped the
+self-check); a counterexample file was written."""
+
+EXIT_ERROR = 2
+"""Unknown: the run could not decide, because of a user error (bad config, unknown mutant,
+unreadable trace file, bad flags) or an internal error of kconform. Never a verdict on the
+implementation."""

@@ -1,0 +1,236 @@
+"""The conformance gate: a budgeted lockstep campaign with a verdict, files and tables.
+
+``kconform gate`` runs Hypothesis campaigns against an implementation and exits 0 (pass),
+1 (non-conformance or invariant violation found) or 2 (harness or input error). A failure is
+shrunk, printed as a program and written as a counterexample file. ``--self-check`` runs one
+campaign per mutant of the reference implementation and fails unless every mutant is caught and
+its counterexample replays to the same verdict: the suite checks its own power.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
+from kconform.ci.junit import JUnitCase, write_junit
+from kconform.ci.options import GateOptions
+from kconform.ci.summary import InvariantRow, MutantRow, render
+from kconform.conformance.adapter import Adapter, AdapterError
+from kconform.conformance.hunt import CampaignResult, run_campaign
+from kconform.conformance.lockstep import NON_CONFORMANCE
+from kconform.conformance.runner import LockstepRun
+from kconform.model.config import ReplicationConfig
+from kconform.model.invariants import INVARIANTS
+from kconform.traces.counterexample import (
+    Counterexample,
+    Step,
+    format_program,
+    make_verdict,
+    write_counterexample,
+)
+from kconform.traces.replay import make_adapter, replay
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+DEFAULT_EXAMPLES = 200
+DEFAULT_STEPS = 50
+SELF_CHECK_SECONDS = 120.0
+"""Time cap per mutant in --self-check (the acceptance target is a median under 60 s)."""
+
+
+def counterexample_of(run: LockstepRun, implementation: str) -> Counterexample:
+    """The run as a counterexample file: its steps up to and including the failing one."""
+    assert run.failure is not None and run.failing_step is not None
+    f = run.failure
+    steps = tuple(Step(r.op, r.events) for r in run.steps[: run.failing_step + 1])
+    return Counterexample(
+        config=run.cfg,
+        seed=run.seed,
+        mutants=tuple(sorted(run.mutants)),
+        implementation=implementation,
+        verdict=make_verdict(f.verdict, f.name, f.message, run.failing_step),
+        steps=steps,
+    )
+
+
+@dataclass(frozen=True)
+class MutantOutcome:
+    row: MutantRow
+    path: Path | None
+    replayed: bool
+
+
+def _factory(name: str) -> Callable[[], Adapter]:
+    make_adapter(name).close()  # fail early on an unknown implementation
+    return lambda: make_adapter(name)
+
+
+def _campaign(
+    options: GateOptions,
+    cfg: ReplicationConfig,
+    mutants: frozenset[str],
+    seed: int,
+    console: Console,
+    label: str,
+    examples: int | None,
+    seconds: float | None,
+) -> CampaignResult:
+    factory = _factory(options.implementation)
+    steps = options.steps or DEFAULT_STEPS
+    if not options.progress:
+        return run_campaign(factory, cfg, mutants, seed=seed, examples=examples, seconds=seconds, steps=steps)
+    total = examples if examples is not None else None
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed} runs"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(label, total=total)
+        return run_campaign(
+            factory,
+            cfg,
+            mutants,
+            seed=seed,
+            examples=examples,
+            seconds=seconds,
+            steps=steps,
+            progress=lambda done, _runs: progress.update(task, completed=done),
+        )
+
+
+def _invariant_rows(result: CampaignResult) -> list[InvariantRow]:
+    log = result.log
+    rows = [
+        InvariantRow(name, log.all_runs_checks.get(name, 0), log.violations.get(name, 0), log.allowed.get(name, 0))
+        for name in INVARIANTS
+    ]
+    nonconf = (
+        1
+        if result.failure is not None
+        and result.failure.failure is not None
+        and (result.failure.failure.verdict == NON_CONFORMANCE)
+        else 0
+    )
+    rows.append(InvariantRow("HandlerConformance", sum(log.actions.values()), nonconf, 0))
+    return rows
+
+
+def _coverage_table(result: CampaignResult) -> Table:
+    table = Table(title="handlers exercised (events judged)")
+    table.add_column("event")
+    table.add_column("count", justify="right")
+    for kind, n in sorted(result.log.actions.items()):
+        table.add_row(kind, str(n))
+    return table
+
+
+def _report_failure(run: LockstepRun, options: GateOptions, console: Console, name: str) -> Path:
+    cx = counterexample_of(run, options.implementation)
+    options.out.mkdir(parents=True, exist_ok=True)
+    path = options.out / f"{name}.jsonl"
+    write_counterexample(path, cx)
+    console.print(format_program(cx))
+    return path
+
+
+def _self_check(options: GateOptions, seed: int, console: Console) -> list[MutantOutcome]:
+    from kconform.impl import MUTANTS
+
+    budget = options.seconds if options.seconds is not None else SELF_CHECK_SECONDS
+    outcomes = []
+    for name in sorted(MUTANTS):
+        started = time.perf_counter()
+        result = _campaign(options, options.config, frozenset({name}), seed, console, f"mutant {name}", None, budget)
+        seconds = time.perf_counter() - started
+        run = result.failure
+        if run is None or run.failure is None:
+            outcomes.append(MutantOutcome(MutantRow(name, False, "survived", None, None, seconds), None, False))
+            console.print(f"[red]mutant {name} SURVIVED {seconds:.1f} s[/red]")
+            continue
+        path = _report_failure(run, options, console, f"mutant-{name}")
+        cx = counterexample_of(run, options.implementation)
+        adapter = make_adapter(options.implementation)
+        try:
+            replayed = replay(cx, adapter).reproduces(cx)
+        finally:
+            adapter.close()
+        verdict = f"{run.failure.verdict}: {run.failure.name}" + ("" if replayed else " (REPLAY DIFFERS)")
+        row = MutantRow(name, replayed, verdict, run.failing_step, len(cx.steps), seconds)
+        console.print(f"mutant {name}: caught in {seconds:.1f} s ({verdict}) -> {path}")
+        outcomes.append(MutantOutcome(row, path, replayed))
+    return outcomes
+
+
+def run_gate(options: GateOptions, console: Console | None = None) -> int:
+    """Run the gate; return EXIT_PASS, EXIT_VIOLATION or EXIT_ERROR."""
+    console = console or Console()
+    seed = options.seed if options.seed is not None else random.randrange(2**31)
+    cfg = options.config
+    console.print(
+        f"kconform gate: implementation={options.implementation} protocol={cfg.protocol.value} "
+        f"replicas={cfg.replicas} min.insync.replicas={cfg.min_insync_replicas} seed={seed}"
+        + (f" mutants={','.join(options.mutants)}" if options.mutants else "")
+    )
+    cases: list[JUnitCase] = []
+    try:
+        if options.self_check:
+            outcomes = _self_check(options, seed, console)
+            rows = [o.row for o in outcomes]
+            render(console, mutants=rows)
+            cases = [
+                JUnitCase(
+                    o.row.mutant,
+                    "kconform.mutants",
+                    o.row.seconds,
+                    None if o.row.caught else f"mutant survived or did not replay: {o.row.verdict}",
+                )
+                for o in outcomes
+            ]
+            code = EXIT_PASS if all(o.row.caught for o in outcomes) else EXIT_VIOLATION
+        else:
+            examples = options.examples
+            if examples is None and options.seconds is None:
+                examples = DEFAULT_EXAMPLES
+            result = _campaign(
+                options, cfg, frozenset(options.mutants), seed, console, "lockstep runs", examples, options.seconds
+            )
+            inv_rows = _invariant_rows(result)
+            console.print(_coverage_table(result))
+            render(console, invariants=inv_rows)
+            console.print(
+                f"{result.log.runs} state-machine runs, {result.log.steps} steps, "
+                f"{sum(result.log.actions.values())} events judged in {result.seconds:.1f} s"
+            )
+            cases = [
+                JUnitCase(
+                    r.invariant,
+                    "kconform.invariants",
+                    result.seconds,
+                    None if r.violations == 0 else f"{r.violations} violation(s)",
+                )
+                for r in inv_rows
+            ]
+            if result.failure is not None and result.failure.failure is not None:
+                f = result.failure.failure
+                path = _report_failure(result.failure, options, console, f"counterexample-{seed}")
+                console.print(f"[bold red]{f.verdict}[/bold red] {f.name}: {f.message}")
+                console.print(f"counterexample written to {path}; replay with: kconform replay {path}")
+                code = EXIT_VIOLATION
+            else:
+                console.print(f"[green]PASS[/green]: no non-conformance and no invariant violation (seed {seed})")
+                code = EXIT_PASS
+    except AdapterError as exc:
+        console.print(f"[red]kconform: error: the implementation failed: {exc}[/red]")
+        cases.append(JUnitCase("harness", "kconform", 0.0, str(exc)))
+        code = EXIT_ERROR
+    if options.junit is not None:
+        write_junit(options.junit, "kconform-gate", cases)
+    return code

@@ -1,0 +1,48 @@
+"""The parsed command line, as plain frozen values handed to the engines (gate, replay)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kconform.model.config import ReplicationConfig
+
+IMPLEMENTATIONS: tuple[str, ...] = ("reference",)
+"""Implementations the command line accepts for --implementation; the first is the default."""
+
+DEFAULT_OUT_DIR = Path("kconform-out")
+"""Where counterexample files go when --out is not given."""
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """Options of ``kconform gate``.
+
+    ``examples`` and ``seconds`` are mutually exclusive budgets; both None means the gate's default
+    budget. ``seed`` None means "choose one and print it". ``steps`` None means the gate's default
+    maximum number of operations per example. ``junit`` None means no JUnit report.
+    """
+
+    config: ReplicationConfig
+    examples: int | None = None
+    seconds: float | None = None
+    seed: int | None = None
+    implementation: str = IMPLEMENTATIONS[0]
+    mutants: tuple[str, ...] = ()
+    self_check: bool = False
+    junit: Path | None = None
+    out: Path = DEFAULT_OUT_DIR
+    steps: int | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        assert self.examples is None or self.seconds is None, "--examples and --seconds are exclusive"
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    """Options of ``kconform replay``: the implementation to run the file's operations against
+    (the file's own unless overridden) or, with ``model_only``, none (judge the recorded events)."""
+
+    implementation: str
+    model_only: bool = False

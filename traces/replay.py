@@ -1,0 +1,169 @@
+"""Deterministic replay of counterexample files.
+
+``replay`` re-drives an implementation with the recorded operations (or, model-only, takes the
+recorded events as they are), judges every event against a fresh model, and reports the first
+failing step, whether the implementation reproduced the recorded events, and the model's and the
+implementation's state at that point, side by side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kconform.conformance.adapter import Adapter, AdapterError
+from kconform.conformance.lockstep import Finding, Judge
+from kconform.model.state import State
+from kconform.traces.counterexample import Counterexample
+from kconform.traces.events import Event
+from kconform.traces.operations import Boot
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from kconform.ci.options import ReplayOptions
+
+
+@dataclass
+class ReplayResult:
+    """What a replay found."""
+
+    failure: Finding | None = None
+    failing_step: int | None = None
+    steps_replayed: int = 0
+    divergence: str | None = None
+    """First step where the live implementation's events differ from the recorded ones."""
+    model_state: State | None = None
+    impl_snapshot: dict[int, dict[str, Any]] | None = None
+    findings: list[tuple[int, Finding]] = field(default_factory=list)
+
+    def reproduces(self, cx: Counterexample) -> bool:
+        """The replay ends in the recorded verdict (same kind and name) at the recorded step."""
+        v = cx.verdict
+        if v.get("kind") == "pass":
+            return self.failure is None
+        return (
+            self.failure is not None
+            and self.failure.verdict == v.get("kind")
+            and self.failure.name == v.get("name")
+            and self.failing_step == v.get("step")
+        )
+
+
+def _first_difference(live: list[Event], recorded: tuple[Event, ...]) -> str | None:
+    for i, (a, b) in enumerate(zip(live, recorded, strict=False)):
+        if a != b:
+            return f"event {i}: implementation now reports {a.to_json()}, the file has {b.to_json()}"
+    if len(live) != len(recorded):
+        return f"implementation now reports {len(live)} events, the file has {len(recorded)}"
+    return None
+
+
+def replay(cx: Counterexample, adapter: Adapter | None) -> ReplayResult:
+    """Judge ``cx`` step by step; with an adapter, its live events are judged (and compared with
+    the recorded ones), without one the recorded events are judged."""
+    judge = Judge(cx.config)
+    result = ReplayResult()
+    for i, step in enumerate(cx.steps):
+        if adapter is None:
+            events = list(step.events)
+        else:
+            if isinstance(step.op, Boot):
+                events = adapter.reset(cx.config, cx.seed, frozenset(cx.mutants))
+            else:
+                events = adapter.apply(step.op)
+            if result.divergence is None:
+                diff = _first_difference(events, step.events)
+                if diff is not None:
+                    result.divergence = f"step {i}: {diff}"
+        result.steps_replayed = i + 1
+        for e in events:
+            for f in judge.observe(e):
+                result.findings.append((i, f))
+                if f.failing and result.failure is None:
+                    result.failure = f
+                    result.failing_step = i
+        if result.failure is not None:
+            break
+    result.model_state = judge.state
+    snapshot = getattr(adapter, "snapshot", None)
+    if callable(snapshot):
+        result.impl_snapshot = snapshot()
+    return result
+
+
+def state_table(model: State, impl: dict[int, dict[str, Any]] | None) -> Table:
+    """Model and implementation state per broker, side by side."""
+    table = Table(title="state at the failing step (model | implementation)")
+    table.add_column("broker", justify="right")
+    for col in ("running", "leader", "epoch", "LEO", "HW", "ISR"):
+        table.add_column(f"model {col}")
+    if impl is not None:
+        for col in ("running", "leader", "epoch", "LEO", "HW", "ISR"):
+            table.add_column(f"impl {col}", style="cyan")
+    table.add_column("model log (offset:epoch:rid)")
+    for b, r in enumerate(model.replicas):
+        row = [str(b), str(r.alive), str(r.leader), str(r.leader_epoch), str(r.leo), str(r.hw), str(list(r.isr))]
+        if impl is not None:
+            snap = impl.get(b, {})
+            row += [str(snap.get(k, "?")) for k in ("running", "leader", "leader_epoch", "leo", "hw", "isr")]
+        row.append(" ".join(f"{e.offset}:{e.epoch}:{e.rid}" for e in r.log[-8:]))
+        table.add_row(*row)
+    c = model.controller
+    table.caption = (
+        f"controller: leader {c.leader}, leader epoch {c.leader_epoch}, ISR {list(c.isr)}, "
+        f"partition epoch {c.partition_epoch}, fenced {sorted(model.fenced)}; now {model.now_ms} ms"
+    )
+    return table
+
+
+def make_adapter(name: str) -> Adapter:
+    """The implementation registered under ``name``."""
+    if name == "reference":
+        from kconform.impl import ReferenceCluster
+
+        return ReferenceCluster()
+    raise AdapterError(f"unknown implementation {name!r}")
+
+
+def run_replay(cx: Counterexample, options: ReplayOptions, console: Console | None = None) -> int:
+    """Replay ``cx`` and print the verdict; exit 1 if a failure is found, 0 if none, 2 on a
+    harness error (the implementation crashed)."""
+    console = console or Console()
+    adapter = None if options.model_only else make_adapter(options.implementation)
+    try:
+        result = replay(cx, adapter)
+    except AdapterError as exc:
+        console.print(f"[red]kconform: error: the implementation failed during replay: {exc}[/red]")
+        return 2
+    finally:
+        if adapter is not None:
+            adapter.close()
+    mode = "recorded events (model only)" if adapter is None else f"implementation {options.implementation!r}"
+    console.print(f"replayed {result.steps_replayed} of {len(cx.steps)} steps against {mode}")
+    if result.divergence:
+        console.print(f"[yellow]the implementation did not reproduce the recorded events: {result.divergence}[/yellow]")
+    for index, finding in result.findings:
+        if not finding.failing:
+            console.print(f"step {index}: [dim]{finding.verdict}[/dim] {finding.name}: {finding.message}")
+    if result.failure is None:
+        console.print("[green]no failure: every event conforms and every invariant holds[/green]")
+        if cx.verdict.get("kind") != "pass":
+            console.print(
+                f"[yellow]the file records {cx.verdict.get('kind')} {cx.verdict.get('name')}: NOT reproduced[/yellow]"
+            )
+        return 0
+    f = result.failure
+    step = cx.steps[result.failing_step or 0]
+    console.print(f"[bold red]{f.verdict}[/bold red] {f.name} at step {result.failing_step}: {step.op}")
+    if f.event is not None:
+        console.print(f"  event: {f.event.to_json()}")
+    console.print(f"  {f.message}")
+    if result.model_state is not None:
+        console.print(state_table(result.model_state, result.impl_snapshot))
+    console.print(
+        "[green]reproduces the recorded verdict[/green]"
+        if result.reproduces(cx)
+        else f"[yellow]differs from the recorded verdict {cx.verdict}[/yellow]"
+    )
+    return 1
