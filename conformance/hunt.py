@@ -20,7 +20,7 @@ from kconform.conformance.machine import ConformanceFailure, RunLog, make_machin
 from kconform.conformance.runner import LockstepRun
 from kconform.model.config import ReplicationConfig
 
-ROUND_EXAMPLES = 25
+ROUND_EXAMPLES = 100
 
 
 @dataclass
@@ -54,6 +54,7 @@ def run_campaign(
         examples = 100
     log = RunLog()
     started = time.perf_counter()
+    log.started = started
     done = 0
     round_no = 0
     while True:
@@ -70,7 +71,7 @@ def run_campaign(
                 stateful_step_count=steps,
                 deadline=None,
                 database=None,
-                phases=[Phase.generate, Phase.shrink],
+                phases=[Phase.generate, Phase.target, Phase.shrink],
                 suppress_health_check=list(HealthCheck),
                 verbosity=Verbosity.quiet,
                 report_multiple_bugs=False,

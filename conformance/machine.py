@@ -13,14 +13,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+from hypothesis import target
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 from kconform.conformance.adapter import Adapter
 from kconform.conformance.lockstep import Finding
 from kconform.conformance.runner import LockstepRun
 from kconform.model.config import ReplicationConfig
 from kconform.traces import operations as ops
 
-ADVANCE_MS = (50, 500, 1_000, 5_000, 10_000, 31_000)
+STEP_MS = (100, 500, 1_000)
+"""Small clock steps: fetcher backoffs, checkpoints and metadata refreshes fire; always on."""
+RUN_MS = (300, 1_000, 3_000)
+"""Healthy-network stretches: every message delivered, timers firing; progress in one step."""
+LAG_MS = (5_000, 10_000, 31_000)
+"""Jumps past session timeouts and replica.lag.time.max.ms: ISR shrinks, fencing, timeouts."""
+FAMILIES = ("consume", "scheduling", "message-faults", "lag", "crash", "isolate", "leadership")
+"""Rule families switched on or off per run (swarm testing, Groce et al. 2012): a run that only
+moves leaders and delivers messages reaches fast-failover interleavings that a run diluted by
+every fault rarely does. Produce, healthy runs, targeted delivery and small clock steps are always on;
+"scheduling" adds fine-grained delivery (settle a few, deliver by queue position)."""
 
 
 class ConformanceFailure(AssertionError):
@@ -44,6 +55,8 @@ class RunLog:
     allowed: dict[str, int] = field(default_factory=dict)
     actions: dict[str, int] = field(default_factory=dict)
     seconds_to_first_failure: float | None = None
+    started: float = 0.0
+    """Clock reading when the campaign began; detection time is measured from it."""
 
     def absorb(self, run: LockstepRun) -> None:
         self.runs += 1
@@ -58,6 +71,12 @@ class RunLog:
             self.actions[name] = self.actions.get(name, 0) + n
 
 
+def _epoch_spread(run: LockstepRun) -> int:
+    """How many (replica, leader epoch) pairs the logs hold: targeted search (Löscher & Sagonas)
+    toward logs written across many leader epochs, where truncation and fencing bugs live."""
+    return sum(len(r.epoch_cache) for r in run.judge.state.replicas)
+
+
 def make_machine(
     adapter_factory: Callable[[], Adapter],
     cfg: ReplicationConfig,
@@ -67,7 +86,6 @@ def make_machine(
 ) -> type[RuleBasedStateMachine]:
     """A RuleBasedStateMachine class driving a fresh adapter per example."""
     brokers = st.integers(0, cfg.replicas - 1)
-    started = clock()
 
     class ReplicationMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -75,9 +93,11 @@ def make_machine(
             self.adapter = adapter_factory()
             self.run: LockstepRun | None = None
             self.next_rid = 0
+            self.families: frozenset[str] = frozenset()
 
-        @initialize(seed=st.integers(0, 2**16))
-        def boot(self, seed: int) -> None:
+        @initialize(seed=st.integers(0, 2**16), families=st.sets(st.sampled_from(FAMILIES)))
+        def boot(self, seed: int, families: set[str]) -> None:
+            self.families = frozenset(families)
             self.run = LockstepRun(self.adapter, cfg, seed, mutants)
             self.run.boot()
             self._check()
@@ -92,7 +112,7 @@ def make_machine(
             if self.run.failure is not None:
                 log.last_failure = self.run
                 if log.seconds_to_first_failure is None:
-                    log.seconds_to_first_failure = clock() - started
+                    log.seconds_to_first_failure = clock() - log.started
                 assert self.run.failing_step is not None
                 raise ConformanceFailure(self.run.failure, self.run.failing_step)
 
@@ -101,46 +121,69 @@ def make_machine(
             self.next_rid += 1
             self._do(ops.Produce(rid=self.next_rid, acks=acks))
 
+        @precondition(lambda self: "consume" in self.families)
         @rule(offset=st.integers(0, 8))
         def consume(self, offset: int) -> None:
             self._do(ops.Consume(offset=offset))
 
+        @precondition(lambda self: "scheduling" in self.families)
         @rule(max_messages=st.sampled_from([5, 50]))
         def settle(self, max_messages: int) -> None:
             self._do(ops.Settle(max_messages=max_messages))
 
+        @precondition(lambda self: "scheduling" in self.families)
         @rule(index=st.integers(0, 16))
         def deliver(self, index: int) -> None:
             self._do(ops.Deliver(index=index))
 
+        @rule(node=st.integers(-1, cfg.replicas - 1))
+        def deliver_to(self, node: int) -> None:
+            self._do(ops.DeliverTo(node=node))
+
+        @rule(ms=st.sampled_from(RUN_MS))
+        def run_healthy(self, ms: int) -> None:
+            self._do(ops.Run(ms=ms))
+
+        @precondition(lambda self: "message-faults" in self.families)
         @rule(index=st.integers(0, 16))
         def drop(self, index: int) -> None:
             self._do(ops.Drop(index=index))
 
+        @precondition(lambda self: "message-faults" in self.families)
         @rule(index=st.integers(0, 16))
         def duplicate(self, index: int) -> None:
             self._do(ops.Duplicate(index=index))
 
-        @rule(ms=st.sampled_from(ADVANCE_MS))
+        @rule(ms=st.sampled_from(STEP_MS))
+        def tick(self, ms: int) -> None:
+            self._do(ops.Advance(ms=ms))
+
+        @precondition(lambda self: "lag" in self.families)
+        @rule(ms=st.sampled_from(LAG_MS))
         def advance(self, ms: int) -> None:
             self._do(ops.Advance(ms=ms))
 
+        @precondition(lambda self: "crash" in self.families)
         @rule(broker=brokers)
         def crash(self, broker: int) -> None:
             self._do(ops.Crash(broker=broker))
 
+        @precondition(lambda self: "crash" in self.families)
         @rule(broker=brokers)
         def restart(self, broker: int) -> None:
             self._do(ops.Restart(broker=broker))
 
+        @precondition(lambda self: "isolate" in self.families)
         @rule(broker=brokers)
         def isolate(self, broker: int) -> None:
             self._do(ops.Isolate(broker=broker))
 
+        @precondition(lambda self: "isolate" in self.families)
         @rule()
         def heal(self) -> None:
             self._do(ops.Heal())
 
+        @precondition(lambda self: "leadership" in self.families)
         @rule(broker=brokers)
         def move_leader(self, broker: int) -> None:
             self._do(ops.MoveLeader(broker=broker))
@@ -148,6 +191,7 @@ def make_machine(
         def teardown(self) -> None:
             if self.run is not None:
                 log.absorb(self.run)
+                target(float(_epoch_spread(self.run)), label="leader epochs held in replica logs")
             self.adapter.close()
 
     ReplicationMachine.__name__ = "ReplicationMachine"

@@ -324,7 +324,8 @@ def produce(s: State, cfg: ReplicationConfig, node: int, req: int, rid: int, ack
     s = _append(s, cfg, node, entry)
     ghost = replace(s.ghost, written=s.ghost.written | {entry})
     if acks == 1:
-        ghost = replace(ghost, acked=(*ghost.acked, Acked(rid, entry.offset, entry.epoch, 1, False)))
+        acked = Acked(rid, entry.offset, entry.epoch, 1, False, entry.epoch)
+        ghost = replace(ghost, acked=(*ghost.acked, acked))
     s = replace(s, ghost=ghost)
     if acks == -1:
         r = s.replica(node)
@@ -344,6 +345,10 @@ def complete_produce(s: State, cfg: ReplicationConfig, node: int, req: int, erro
     if error in (NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND):
         if not leads or r.hw <= dp.offset:
             raise NotEnabled(f"acks=all answer for offset {dp.offset} before the HW ({r.hw}) passed it")
+        if r.log[dp.offset].rid != dp.rid:
+            # The record was truncated away (Kafka completes delayed produces with
+            # NOT_LEADER_OR_FOLLOWER when the partition becomes a follower, before truncating).
+            raise NotEnabled(f"record {dp.rid} is no longer at offset {dp.offset} ({r.log[dp.offset]})")
         enough = len(maximal_isr(r)) >= cfg.effective_min_isr
         if (error == NONE) != enough:
             raise NotEnabled(
@@ -358,10 +363,11 @@ def complete_produce(s: State, cfg: ReplicationConfig, node: int, req: int, erro
             raise NotEnabled(f"NOT_LEADER_OR_FOLLOWER while broker {node} still leads")
     else:
         raise NotEnabled(f"a delayed produce cannot complete with error {error}")
-    r = replace(r, purgatory=tuple(d for d in r.purgatory if d.req != req))
+    i = r.purgatory.index(dp)  # a duplicated request has two entries with one req: complete one
+    r = replace(r, purgatory=r.purgatory[:i] + r.purgatory[i + 1 :])
     s = s.with_replica(node, r)
     if error == NONE:
-        acked = Acked(dp.rid, dp.offset, r.log[dp.offset].epoch, -1, True)
+        acked = Acked(dp.rid, dp.offset, r.log[dp.offset].epoch, -1, True, r.leader_epoch)
         s = replace(s, ghost=replace(s.ghost, acked=(*s.ghost.acked, acked)))
     return s
 

@@ -93,6 +93,15 @@ class Deliver(Operation):
 
 
 @dataclass(frozen=True)
+class DeliverTo(Operation):
+    """Deliver the oldest in-flight message addressed to ``node`` (a broker id, or -1 for the
+    controller); nothing if there is none."""
+
+    kind: ClassVar[str] = "deliver_to"
+    node: int
+
+
+@dataclass(frozen=True)
 class Drop(Operation):
     """Drop the in-flight message at ``index`` (modulo the queue length)."""
 
@@ -125,6 +134,15 @@ class Settle(Operation):
 
 
 @dataclass(frozen=True)
+class Run(Operation):
+    """A healthy network for ``ms`` milliseconds: deliver every in-flight message (bounded), then
+    move the clock by at most 100 ms, until ``ms`` have passed. Cuts and crashes still apply."""
+
+    kind: ClassVar[str] = "run"
+    ms: int
+
+
+@dataclass(frozen=True)
 class MoveLeader(Operation):
     """An administrator asks the controller to make ``broker`` leader (preferred election);
     refused silently when ``broker`` is not in the ISR or not unfenced."""
@@ -136,7 +154,21 @@ class MoveLeader(Operation):
 OPERATION_TYPES: dict[str, type[Operation]] = {
     cls.kind: cls
     for cls in (
-        Boot, Produce, Consume, Crash, Restart, Isolate, Heal, Deliver, Drop, Duplicate, Advance, Settle, MoveLeader
+        Boot,
+        Produce,
+        Consume,
+        Crash,
+        Restart,
+        Isolate,
+        Heal,
+        Deliver,
+        DeliverTo,
+        Drop,
+        Duplicate,
+        Advance,
+        Settle,
+        Run,
+        MoveLeader,
     )
 }
 

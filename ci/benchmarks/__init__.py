@@ -1,0 +1,1 @@
+"""Benchmark scripts: they print figures measured side by side in one run; no test times anything."""

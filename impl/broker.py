@@ -1,0 +1,460 @@
+"""A broker: one replica of the partition, its request handlers, its timers (ReplicaManager,
+KafkaApis, Partition glue).
+
+Guarantees: every handler emits exactly one event of its kind (then the events it caused, such as
+completed delayed produces); a crashed broker runs nothing; after a restart the broker applies no
+metadata until the controller has registered it again; delayed produces complete at most once.
+"""
+
+from __future__ import annotations
+
+from kconform.model.config import Protocol
+from kconform.traces.events import (
+    INVALID_REQUIRED_ACKS,
+    NO_LEADER,
+    NONE,
+    NOT_ENOUGH_REPLICAS,
+    NOT_LEADER_OR_FOLLOWER,
+    OFFSET_OUT_OF_RANGE,
+    REQUEST_TIMED_OUT,
+    AlterPartitionApplied,
+    BrokerCrashed,
+    BrokerRestarted,
+    Checkpointed,
+    ConsumerFetchHandled,
+    Entry,
+    EpochQueryHandled,
+    FetchHandled,
+    IsrChangeProposed,
+    MetadataApplied,
+    ProduceCompleted,
+    ProduceHandled,
+)
+
+from . import mutants
+from .disk import Disk
+from .fetcher import FetchState, ReplicaFetcher
+from .log import ReplicaLog
+from .messages import (
+    AlterPartitionRequest,
+    AlterPartitionResponse,
+    ConsumerFetchRequest,
+    ConsumerFetchResponse,
+    EpochQueryRequest,
+    EpochQueryResponse,
+    FetchRequest,
+    FetchResponse,
+    Message,
+    MetadataUpdate,
+    ProduceRequest,
+    ProduceResponse,
+)
+from .network import CONTROLLER_NODE
+from .partition import Partition
+from .purgatory import DelayedProduce, ProducePurgatory
+from .runtime import Runtime
+
+
+class Broker:
+    """Broker ``broker_id``: alive or crashed, with its disk surviving crashes."""
+
+    def __init__(self, broker_id: int, rt: Runtime) -> None:
+        self.broker_id = broker_id
+        self.rt = rt
+        self.disk = Disk()
+        self.alive = True
+        self.registered = False
+        """Unfenced by the controller since the last (re)start: only then is metadata applied."""
+        self.partition = Partition(broker_id, rt, ReplicaLog(self.disk, self._sync_appends))
+        self.fetcher = ReplicaFetcher(broker_id, rt, self.partition)
+        self.purgatory = ProducePurgatory()
+
+    @property
+    def _sync_appends(self) -> bool:
+        return self.rt.config.flush_interval_ms == 0
+
+    @property
+    def log(self) -> ReplicaLog:
+        return self.partition.log
+
+    def _error_hw(self) -> int:
+        """The HW reported with a failed fetch: own HW when leading, else -1 (a produce error
+        reports the broker's own HW, "hw after" in ProduceHandled)."""
+        return self.log.hw if self.partition.is_leader else -1
+
+    # ------------------------------------------------------------------------------ lifecycle
+
+    def start_timers(self) -> None:
+        """Periodic HW checkpoint and ISR expiration check (ReplicaManager.startup)."""
+        cfg = self.rt.config
+        self.rt.scheduler.schedule(cfg.hw_checkpoint_interval_ms, self.broker_id, "hw-checkpoint", self._on_checkpoint)
+        self.rt.scheduler.schedule(self._isr_check_interval_ms, self.broker_id, "isr-expiration", self._on_isr_check)
+
+    @property
+    def _isr_check_interval_ms(self) -> int:
+        return max(1, self.rt.config.replica_lag_time_max_ms // 2)
+
+    def crash(self) -> None:
+        """BrokerCrashed: volatile state gone, the disk stays (BrokerCrashed docstring; the caller
+        stops the broker's timers and drops its messages)."""
+        assert self.alive
+        self.rt.events.emit(BrokerCrashed(self.broker_id))
+        self.alive = False
+        self.registered = False
+        self.fetcher.stop()
+        self.purgatory.take_all()
+        self.partition.forget_leadership()
+
+    def restart(self) -> None:
+        """BrokerRestarted: recover from disk (LEO = durable end, HW = min(checkpoint, LEO), epoch
+        cache truncated at the LEO); no leadership known; timers start again."""
+        assert not self.alive
+        self.alive = True
+        self.partition = Partition(self.broker_id, self.rt, ReplicaLog.recover(self.disk, self._sync_appends))
+        self.fetcher = ReplicaFetcher(self.broker_id, self.rt, self.partition)
+        self.purgatory = ProducePurgatory()
+        self.rt.events.emit(BrokerRestarted(self.broker_id, self.log.leo, self.log.hw))
+        self.start_timers()
+
+    def _on_checkpoint(self) -> None:
+        """Checkpointed: flush the log (when flush_interval_ms > 0) and checkpoint the HW
+        (ReplicaManager.checkpointHighWatermarks; the epoch checkpoint is written on every change,
+        kafka-facts §3.6)."""
+        self.log.checkpoint(flush=not self._sync_appends)
+        self.rt.events.emit(Checkpointed(self.broker_id, self.log.leo, self.log.hw))
+        self.rt.scheduler.schedule(
+            self.rt.config.hw_checkpoint_interval_ms, self.broker_id, "hw-checkpoint", self._on_checkpoint
+        )
+
+    # ------------------------------------------------------------------------------- dispatch
+
+    def receive(self, msg: Message) -> None:
+        """Run the handler for a message delivered to this (alive) broker."""
+        assert self.alive
+        payload = msg.payload
+        if isinstance(payload, MetadataUpdate):
+            self._on_metadata(payload)
+        elif isinstance(payload, ProduceRequest):
+            self._on_produce(msg, payload)
+        elif isinstance(payload, FetchRequest):
+            self._on_fetch(msg, payload)
+        elif isinstance(payload, FetchResponse):
+            self.fetcher.on_fetch_response(payload)
+        elif isinstance(payload, EpochQueryRequest):
+            self._on_epoch_query(msg, payload)
+        elif isinstance(payload, EpochQueryResponse):
+            self.fetcher.on_epoch_response(payload)
+        elif isinstance(payload, AlterPartitionResponse):
+            self._on_alter_partition_response(payload)
+        elif isinstance(payload, ConsumerFetchRequest):
+            self._on_consumer_fetch(msg, payload)
+        else:
+            raise AssertionError(f"broker {self.broker_id} cannot handle {type(payload).__name__}")
+
+    # ------------------------------------------------------------------------------- metadata
+
+    def _on_metadata(self, update: MetadataUpdate) -> None:
+        """MetadataApplied (ReplicaManager.applyDelta / becomeLeaderOrFollower, KIP-631 KRaft).
+
+        Ignored unless registered and ``partition_epoch`` is newer; a higher leader epoch makes this
+        broker leader or follower; the same leader epoch only updates the ISR (KAFKA-15021).
+        """
+        view = self.partition.view
+        if not self.registered or update.partition_epoch <= view.partition_epoch:
+            self._emit_metadata(update, "ignored", -1)
+            return
+        if update.leader_epoch > view.leader_epoch:
+            if update.leader == self.broker_id:
+                self._become_leader(update)
+            else:
+                self._become_follower(update)
+        elif update.leader_epoch == view.leader_epoch:
+            self._update_isr(update)
+        else:
+            self._emit_metadata(update, "ignored", -1)
+
+    def _emit_metadata(self, update: MetadataUpdate, outcome: str, truncated_to: int) -> None:
+        self.rt.events.emit(
+            MetadataApplied(
+                self.broker_id,
+                update.leader,
+                update.leader_epoch,
+                update.isr,
+                update.partition_epoch,
+                outcome,
+                truncated_to,
+                self.log.hw,
+            )
+        )
+
+    def _become_leader(self, update: MetadataUpdate) -> None:
+        """Partition.makeLeader (KIP-101 epoch start, KAFKA-7415; kafka-facts §3.1 state reset)."""
+        self.fetcher.stop()
+        self.partition.make_leader(update.leader_epoch, update.isr, update.partition_epoch)
+        hw_increased = self.partition.maybe_increment_hw()
+        self._emit_metadata(update, "become_leader", -1)
+        if hw_increased:
+            self._complete_delayed_produces()
+
+    def _become_follower(self, update: MetadataUpdate) -> None:
+        """Partition.makeFollower + fetcher start, per protocol rung (kafka-facts §3.8).
+
+        TRUNCATE_TO_HW (pre-KIP-101, and the truncate-to-hw mutant): truncate to the local HW now,
+        then fetch. KIP-101/279/320: truncate after an OffsetsForLeaderEpoch round trip.
+        DIVERGING_EPOCH (2.7+): fetch at once, truncation happens on fetch.
+        """
+        failed = self.purgatory.take_all()
+        self.partition.make_follower(update.leader, update.leader_epoch, update.isr, update.partition_epoch)
+        protocol = self.rt.config.protocol
+        truncated_to = -1
+        state = FetchState.IDLE
+        if update.leader != NO_LEADER:
+            if protocol is Protocol.TRUNCATE_TO_HW or self.rt.mutant(mutants.TRUNCATE_TO_HW):
+                truncated_to = self.log.hw
+                self.log.truncate_to(truncated_to)
+                state = FetchState.FETCHING
+            elif protocol.uses_epoch_query:
+                state = FetchState.TRUNCATING
+            else:
+                state = FetchState.FETCHING
+        self._emit_metadata(update, "become_follower", truncated_to)
+        for op in failed:
+            self._finish_produce(op, NOT_LEADER_OR_FOLLOWER)
+        self.fetcher.start(state)
+
+    def _update_isr(self, update: MetadataUpdate) -> None:
+        """Same leader epoch, newer partition epoch: adopt the ISR; a leader re-checks its HW."""
+        self.partition.update_isr(update.isr, update.partition_epoch)
+        hw_increased = self.partition.maybe_increment_hw()
+        self._emit_metadata(update, "update_isr", -1)
+        if hw_increased:
+            self._complete_delayed_produces()
+
+    # -------------------------------------------------------------------------------- produce
+
+    def _on_produce(self, msg: Message, req: ProduceRequest) -> None:
+        """ProduceHandled (Partition.appendRecordsToLeader, kafka-facts §3.4, §6)."""
+        partition = self.partition
+        error = NONE
+        if req.acks not in (-1, 0, 1):
+            error = INVALID_REQUIRED_ACKS
+        elif not partition.is_leader:
+            error = NOT_LEADER_OR_FOLLOWER
+        elif req.acks == -1 and len(partition.view.isr) < self.rt.config.effective_min_isr:
+            error = NOT_ENOUGH_REPLICAS
+        if error != NONE:
+            self.rt.events.emit(
+                ProduceHandled(self.broker_id, msg.msg_id, req.rid, req.acks, error, -1, -1, self.log.hw)
+            )
+            if req.acks != 0:
+                self._reply_produce(msg.src, msg.msg_id, error)
+            return
+        entry = Entry(self.log.leo, partition.view.leader_epoch, req.rid)
+        self.log.append(entry)
+        hw_increased = partition.maybe_increment_hw()
+        self.rt.events.emit(
+            ProduceHandled(self.broker_id, msg.msg_id, req.rid, req.acks, NONE, entry.offset, entry.epoch, self.log.hw)
+        )
+        if req.acks == 1:
+            self._reply_produce(msg.src, msg.msg_id, NONE)
+        elif req.acks == -1:
+            if self.rt.mutant(mutants.ACKS_ALL_NO_WAIT):
+                self.rt.events.emit(ProduceCompleted(self.broker_id, msg.msg_id, NONE))
+                self._reply_produce(msg.src, msg.msg_id, NONE)
+            else:
+                self._watch_produce(msg, entry.offset)
+        if hw_increased:
+            self._complete_delayed_produces()
+
+    def _watch_produce(self, msg: Message, offset: int) -> None:
+        timeout_ms = self.rt.config.request_timeout_ms
+        op = self.purgatory.watch(msg.msg_id, offset, self.rt.now_ms + timeout_ms, msg.src)
+        op_id = op.op_id
+        op.timer = self.rt.scheduler.schedule(
+            timeout_ms, self.broker_id, "produce-timeout", lambda: self._on_produce_timeout(op_id)
+        )
+
+    def _complete_delayed_produces(self) -> None:
+        """Re-check the purgatory after the HW increased (DelayedProduce.tryComplete)."""
+        ready = self.purgatory.complete_ready(
+            self.log.hw, len(self.partition.maximal_isr()), self.rt.config.effective_min_isr
+        )
+        for op, error in ready:
+            self._finish_produce(op, error)
+
+    def _on_produce_timeout(self, op_id: int) -> None:
+        """DelayedProduce expiry: REQUEST_TIMED_OUT once the deadline is reached."""
+        op = self.purgatory.expire(op_id)
+        if op is not None:
+            self._finish_produce(op, REQUEST_TIMED_OUT)
+
+    def _finish_produce(self, op: DelayedProduce, error: int) -> None:
+        self.rt.scheduler.cancel(op.timer)
+        self.rt.events.emit(ProduceCompleted(self.broker_id, op.req, error))
+        self._reply_produce(op.client, op.req, error)
+
+    def _reply_produce(self, client: int, req: int, error: int) -> None:
+        self.rt.network.send(self.broker_id, client, ProduceResponse(req, error))
+
+    # ------------------------------------------------------------------------ follower fetch
+
+    def _on_fetch(self, msg: Message, req: FetchRequest) -> None:
+        """FetchHandled (Partition.fetchRecords / readRecords; KIP-320, KIP-595, kafka-facts §3.7-3.8).
+
+        Epoch check, leadership, diverging epoch, offset range, then read to the LEO and update the
+        follower's fetch state; an ISR expansion and completed produces may follow.
+        """
+        partition = self.partition
+        log = self.log
+        follower = msg.src
+        error = partition.check_current_leader_epoch(req.current_leader_epoch)
+        if error is None and not partition.is_leader:
+            error = NOT_LEADER_OR_FOLLOWER
+        if error is None and req.last_fetched_epoch >= 0:
+            end_epoch, end_offset = log.epochs.end_offset_for(req.last_fetched_epoch, log.leo)
+            if end_epoch == -1:
+                error = OFFSET_OUT_OF_RANGE
+            elif end_epoch < req.last_fetched_epoch or end_offset < req.fetch_offset:
+                self._answer_fetch(msg, req, NONE, (), log.hw, end_epoch, end_offset, log.hw)
+                return
+        if error is None and not 0 <= req.fetch_offset <= log.leo:
+            error = OFFSET_OUT_OF_RANGE
+        if error is not None:
+            hw = self._error_hw()
+            self._answer_fetch(msg, req, error, (), hw, -1, -1, hw)
+            return
+        entries = log.read(req.fetch_offset, log.leo)
+        hw_before = log.hw
+        partition.update_follower_fetch_state(follower, req.fetch_offset)
+        hw_increased = partition.maybe_increment_hw()
+        self._answer_fetch(msg, req, NONE, entries, hw_before, -1, -1, log.hw)
+        expanded = partition.isr_expand_proposal(follower)
+        if expanded is not None:
+            self._propose_isr(expanded)
+        if hw_increased:
+            self._complete_delayed_produces()
+
+    def _answer_fetch(
+        self,
+        msg: Message,
+        req: FetchRequest,
+        error: int,
+        entries: tuple[Entry, ...],
+        hw: int,
+        diverging_epoch: int,
+        diverging_end_offset: int,
+        leader_hw: int,
+    ) -> None:
+        leo = self.log.leo
+        self.rt.events.emit(
+            FetchHandled(
+                self.broker_id,
+                msg.msg_id,
+                msg.src,
+                error,
+                entries,
+                hw,
+                diverging_epoch,
+                diverging_end_offset,
+                leo,
+                leader_hw,
+            )
+        )
+        response = FetchResponse(
+            msg.msg_id,
+            error,
+            entries,
+            hw,
+            diverging_epoch,
+            diverging_end_offset,
+            leo,
+            req.leader,
+            req.follower_epoch,
+            req.fetch_offset,
+        )
+        self.rt.network.send(self.broker_id, msg.src, response)
+
+    # ---------------------------------------------------------------- OffsetsForLeaderEpoch
+
+    def _on_epoch_query(self, msg: Message, req: EpochQueryRequest) -> None:
+        """EpochQueryHandled (Partition.lastOffsetForLeaderEpoch; KIP-101, KIP-279, KIP-320).
+
+        Epoch check first, then leadership, then endOffsetFor(requested); a KIP-101 (v0) answer
+        carries no epoch (-1).
+        """
+        error = self.partition.check_current_leader_epoch(req.current_leader_epoch)
+        if error is None and not self.partition.is_leader:
+            error = NOT_LEADER_OR_FOLLOWER
+        if error is not None:
+            epoch, end_offset = -1, -1
+        else:
+            error = NONE
+            epoch, end_offset = self.log.epochs.end_offset_for(req.requested_epoch, self.log.leo)
+            if self.rt.config.protocol is Protocol.KIP_101:
+                epoch = -1
+        self.rt.events.emit(EpochQueryHandled(self.broker_id, msg.msg_id, msg.src, error, epoch, end_offset))
+        response = EpochQueryResponse(msg.msg_id, error, epoch, end_offset, req.leader, req.follower_epoch)
+        self.rt.network.send(self.broker_id, msg.src, response)
+
+    # ------------------------------------------------------------------------------------ ISR
+
+    def _on_isr_check(self) -> None:
+        """isr-expiration task every replica.lag.time.max.ms / 2 (kafka-facts §3.3)."""
+        if self.partition.is_leader:
+            shrunk = self.partition.isr_shrink_proposal()
+            if shrunk is not None:
+                self._propose_isr(shrunk)
+        self.rt.scheduler.schedule(self._isr_check_interval_ms, self.broker_id, "isr-expiration", self._on_isr_check)
+
+    def _propose_isr(self, isr: tuple[int, ...]) -> None:
+        """IsrChangeProposed: AlterPartition to the controller (KIP-497); one in flight at a time.
+
+        The proposal changes the maximal ISR (an added member counts at once), so the HW rule runs
+        again; ``hw`` is the HW after that, and completed produces follow the event.
+        """
+        view = self.partition.view
+        request = AlterPartitionRequest(self.broker_id, view.leader_epoch, view.partition_epoch, isr)
+        msg = self.rt.network.send(self.broker_id, CONTROLLER_NODE, request)
+        self.partition.set_pending(msg, isr)
+        hw_increased = self.partition.maybe_increment_hw()
+        self.rt.events.emit(
+            IsrChangeProposed(self.broker_id, msg, isr, view.leader_epoch, view.partition_epoch, self.log.hw)
+        )
+        if hw_increased:
+            self._complete_delayed_produces()
+
+    def _on_alter_partition_response(self, resp: AlterPartitionResponse) -> None:
+        """AlterPartitionApplied: a leader adopts the ISR if accepted and newer; the proposal is no
+        longer in flight either way (an answer to an older, already dropped proposal leaves a newer
+        one in flight); the HW may advance (KIP-497)."""
+        partition = self.partition
+        partition.clear_pending(resp.req)
+        if partition.is_leader and resp.error == NONE and resp.partition_epoch > partition.view.partition_epoch:
+            partition.update_isr(resp.isr, resp.partition_epoch)
+        hw_increased = partition.maybe_increment_hw()
+        self.rt.events.emit(
+            AlterPartitionApplied(self.broker_id, resp.req, resp.error, resp.isr, resp.partition_epoch, self.log.hw)
+        )
+        if hw_increased:
+            self._complete_delayed_produces()
+
+    # ------------------------------------------------------------------------------ consumers
+
+    def _on_consumer_fetch(self, msg: Message, req: ConsumerFetchRequest) -> None:
+        """ConsumerFetchHandled: read_uncommitted Fetch up to the HW (KIP-320 check, kafka-facts §4)."""
+        error = self.partition.check_current_leader_epoch(req.current_leader_epoch)
+        if error is None and not self.partition.is_leader:
+            error = NOT_LEADER_OR_FOLLOWER
+        if error is None and not 0 <= req.fetch_offset <= self.log.leo:
+            error = OFFSET_OUT_OF_RANGE
+        if error is not None:
+            entries: tuple[Entry, ...] = ()
+            hw = self._error_hw()
+        else:
+            error = NONE
+            hw = self.log.hw
+            entries = self.log.read(req.fetch_offset, hw)
+        self.rt.events.emit(
+            ConsumerFetchHandled(self.broker_id, req.fetch_offset, req.current_leader_epoch, error, entries, hw)
+        )
+        self.rt.network.send(self.broker_id, msg.src, ConsumerFetchResponse(msg.msg_id, error, entries, hw))

@@ -1,0 +1,76 @@
+"""Simulated time: one clock and one timer queue.
+
+Guarantees: time never goes backwards; due timers fire in (due time, scheduling order), so two
+runs that schedule the same timers fire them identically; a cancelled timer never fires; every
+timer belongs to an owner (a broker id, the controller or a client) so that a crashed broker's
+timers can be dropped at once.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+TimerAction = Callable[[], None]
+
+
+@dataclass(order=True)
+class _Timer:
+    due_ms: int
+    seq: int
+    owner: int = field(compare=False)
+    name: str = field(compare=False)
+    action: TimerAction = field(compare=False)
+
+
+class Scheduler:
+    """The simulated clock (``now_ms``, starting at 0) and the timers due on it."""
+
+    def __init__(self) -> None:
+        self.now_ms = 0
+        self._heap: list[_Timer] = []
+        self._next_seq = 0
+        self._live: dict[int, _Timer] = {}
+
+    def schedule(self, delay_ms: int, owner: int, name: str, action: TimerAction) -> int:
+        """Run ``action`` at now + ``delay_ms``; returns a handle for ``cancel``."""
+        assert delay_ms >= 0, f"timer {name} scheduled in the past ({delay_ms} ms)"
+        timer = _Timer(self.now_ms + delay_ms, self._next_seq, owner, name, action)
+        self._next_seq += 1
+        heapq.heappush(self._heap, timer)
+        self._live[timer.seq] = timer
+        return timer.seq
+
+    def cancel(self, handle: int | None) -> None:
+        """Forget the timer ``handle`` (no-op if it already fired or is None)."""
+        if handle is not None:
+            self._live.pop(handle, None)
+
+    def cancel_owner(self, owner: int) -> None:
+        """Forget every timer of ``owner`` (a crashed broker's timers stop)."""
+        for seq in sorted(s for s, t in self._live.items() if t.owner == owner):
+            del self._live[seq]
+
+    def next_due_ms(self) -> int | None:
+        """Due time of the earliest live timer, None when no timer is pending."""
+        self._discard_cancelled()
+        return self._heap[0].due_ms if self._heap else None
+
+    def pop_due(self, until_ms: int) -> _Timer | None:
+        """Remove and return the earliest live timer due at or before ``until_ms``."""
+        self._discard_cancelled()
+        if not self._heap or self._heap[0].due_ms > until_ms:
+            return None
+        timer = heapq.heappop(self._heap)
+        del self._live[timer.seq]
+        return timer
+
+    def move_to(self, now_ms: int) -> None:
+        """Set the clock; it never goes backwards."""
+        assert now_ms >= self.now_ms, f"time went backwards: {self.now_ms} -> {now_ms}"
+        self.now_ms = now_ms
+
+    def _discard_cancelled(self) -> None:
+        while self._heap and self._heap[0].seq not in self._live:
+            heapq.heappop(self._heap)

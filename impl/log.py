@@ -1,0 +1,152 @@
+"""A replica's log: entries, high watermark and leader-epoch cache, written through to its disk.
+
+Log start offset is always 0, so the entry at offset ``o`` is ``entries[o]``. Guarantees: offsets
+are contiguous; epochs in the log never decrease; the epoch cache follows LeaderEpochFileCache
+(kafka-facts §3.6); HW ≤ LEO at all times; what reaches the disk is decided here (every append
+when ``sync_appends``, else only at checkpoints; truncation and epoch-cache changes at once).
+"""
+
+from __future__ import annotations
+
+from kconform.traces.events import Entry
+
+from .disk import Disk
+
+UNDEFINED = (-1, -1)
+
+
+class LeaderEpochCache:
+    """(epoch, start offset) pairs, both strictly increasing (kafka-facts §3.6)."""
+
+    def __init__(self, entries: tuple[tuple[int, int], ...] = ()) -> None:
+        self._entries: list[tuple[int, int]] = list(entries)
+
+    def snapshot(self) -> tuple[tuple[int, int], ...]:
+        return tuple(self._entries)
+
+    def latest_epoch(self) -> int:
+        """The latest cached epoch, -1 when empty."""
+        return self._entries[-1][0] if self._entries else -1
+
+    def start_offset_of(self, epoch: int) -> int | None:
+        """The cached start offset of ``epoch``, None if it is not cached."""
+        for e, start in self._entries:
+            if e == epoch:
+                return start
+        return None
+
+    def assign(self, epoch: int, start_offset: int) -> None:
+        """Record that ``epoch`` starts at ``start_offset`` (LeaderEpochFileCache.assign).
+
+        Nothing changes when ``epoch`` is the latest epoch and the offset is not before its
+        start; otherwise every entry with an epoch ≥ ``epoch`` or a start ≥ ``start_offset`` is
+        removed before appending, so an epoch may move earlier and later epochs disappear.
+        """
+        assert epoch >= 0 and start_offset >= 0, f"assign({epoch}, {start_offset})"
+        if self._entries:
+            latest_epoch, latest_start = self._entries[-1]
+            if latest_epoch == epoch and start_offset >= latest_start:
+                return
+        self._entries = [(e, s) for e, s in self._entries if e < epoch and s < start_offset]
+        self._entries.append((epoch, start_offset))
+
+    def end_offset_for(self, requested_epoch: int, log_end: int) -> tuple[int, int]:
+        """(epoch, end offset) for ``requested_epoch`` (endOffsetFor, KIP-101/KIP-279).
+
+        -1 → undefined; the latest epoch → (it, LEO); no cached epoch above it → undefined;
+        older than every cached epoch → (requested, first start); else (largest cached epoch ≤
+        requested, start of the first cached epoch > requested).
+        """
+        if requested_epoch == -1:
+            return UNDEFINED
+        if self._entries and requested_epoch == self._entries[-1][0]:
+            return requested_epoch, log_end
+        higher = [(e, s) for e, s in self._entries if e > requested_epoch]
+        if not higher:
+            return UNDEFINED
+        floor = [e for e, _ in self._entries if e <= requested_epoch]
+        if not floor:
+            return requested_epoch, higher[0][1]
+        return floor[-1], higher[0][1]
+
+    def truncate_from_end(self, end_offset: int) -> None:
+        """Remove every entry starting at or after ``end_offset``."""
+        self._entries = [(e, s) for e, s in self._entries if s < end_offset]
+
+
+class ReplicaLog:
+    """The log, HW and epoch cache of one replica, with its durable copy on ``disk``."""
+
+    def __init__(self, disk: Disk, sync_appends: bool) -> None:
+        self.disk = disk
+        self.sync_appends = sync_appends
+        self.entries: list[Entry] = []
+        self.hw = 0
+        self.epochs = LeaderEpochCache()
+
+    @staticmethod
+    def recover(disk: Disk, sync_appends: bool) -> ReplicaLog:
+        """Reload after a restart: LEO = durable end, HW = min(HW checkpoint, LEO), epoch cache
+        truncated from the end at the LEO (BrokerRestarted docstring)."""
+        log = ReplicaLog(disk, sync_appends)
+        log.entries = list(disk.entries)
+        log.hw = min(disk.hw_checkpoint, log.leo)
+        log.epochs = LeaderEpochCache(disk.epochs)
+        log.epochs.truncate_from_end(log.leo)
+        disk.write_epochs(log.epochs.snapshot())
+        return log
+
+    @property
+    def leo(self) -> int:
+        return len(self.entries)
+
+    def read(self, start: int, end: int) -> tuple[Entry, ...]:
+        """Entries in [start, end), empty when start ≥ end."""
+        assert start >= 0, f"read from negative offset {start}"
+        return tuple(self.entries[start:end])
+
+    def append(self, entry: Entry) -> None:
+        """Append one entry at the LEO; its (epoch, offset) goes into the epoch cache."""
+        assert entry.offset == self.leo, f"append at {entry.offset} but LEO is {self.leo}"
+        assert not self.entries or self.entries[-1].epoch <= entry.epoch, "epochs in a log never decrease"
+        self.entries.append(entry)
+        self.epochs.assign(entry.epoch, entry.offset)
+        self.disk.write_epochs(self.epochs.snapshot())
+        if self.sync_appends:
+            self.disk.append(entry)
+
+    def assign_epoch(self, epoch: int, start_offset: int) -> None:
+        """makeLeader: record the new epoch's start (KAFKA-7415) durably."""
+        self.epochs.assign(epoch, start_offset)
+        self.disk.write_epochs(self.epochs.snapshot())
+
+    def truncate_to(self, offset: int) -> None:
+        """Truncate to ``offset`` (≤ LEO): log, epoch cache (truncateFromEnd) and HW = min(HW, LEO).
+
+        At ``offset == LEO`` only the epoch cache changes (an epoch assigned at the LEO with no
+        records goes), as UnifiedLog.truncateTo does.
+        """
+        assert 0 <= offset <= self.leo, f"truncate to {offset} outside [0, {self.leo}]"
+        del self.entries[offset:]
+        self.epochs.truncate_from_end(offset)
+        self.hw = min(self.hw, offset)
+        self.disk.truncate(offset)
+        self.disk.write_epochs(self.epochs.snapshot())
+
+    def advance_hw(self, candidate: int) -> bool:
+        """Leader HW: only ever increases (UnifiedLog.maybeIncrementHighWatermark)."""
+        assert candidate <= self.leo, f"HW {candidate} above LEO {self.leo}"
+        if candidate > self.hw:
+            self.hw = candidate
+            return True
+        return False
+
+    def set_follower_hw(self, leader_hw: int) -> None:
+        """Follower HW = min(leader HW, own LEO); it may go down (kafka-facts §3.2)."""
+        self.hw = max(0, min(leader_hw, self.leo))
+
+    def checkpoint(self, flush: bool) -> None:
+        """Periodic checkpoint: flush the log (when appends are not synced) and the HW."""
+        if flush:
+            self.disk.flush(self.entries)
+        self.disk.write_hw_checkpoint(self.hw)

@@ -1,0 +1,152 @@
+"""Wire messages between the simulated nodes (requests, responses, metadata).
+
+Payloads are frozen so a duplicated message is delivered twice with identical content. Each
+response echoes what its handler on the receiving side needs to recognise a stale answer (the
+leader and leader epoch the request was sent under, the fetch offset), as Kafka's fetcher keeps
+that in its per-request state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kconform.traces.events import Entry
+
+
+@dataclass(frozen=True)
+class MetadataUpdate:
+    """Controller → broker: the partition state of ``partition_epoch`` (KRaft metadata delta)."""
+
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    partition_epoch: int
+
+
+@dataclass(frozen=True)
+class ProduceRequest:
+    """Producer → broker: append record ``rid`` with ``acks``."""
+
+    rid: int
+    acks: int
+
+
+@dataclass(frozen=True)
+class ProduceResponse:
+    """Broker → producer: the outcome of produce request ``req``."""
+
+    req: int
+    error: int
+
+
+@dataclass(frozen=True)
+class FetchRequest:
+    """Follower → leader: replica Fetch from ``fetch_offset`` (KIP-320 / KIP-595 fields)."""
+
+    leader: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    current_leader_epoch: int
+    follower_epoch: int
+
+
+@dataclass(frozen=True)
+class FetchResponse:
+    """Leader → follower: the answer to Fetch ``req`` plus the request's own fields echoed."""
+
+    req: int
+    error: int
+    entries: tuple[Entry, ...]
+    hw: int
+    diverging_epoch: int
+    diverging_end_offset: int
+    leader_leo: int
+    leader: int
+    follower_epoch: int
+    fetch_offset: int
+
+
+@dataclass(frozen=True)
+class EpochQueryRequest:
+    """Follower → leader: OffsetsForLeaderEpoch for ``requested_epoch`` (KIP-101/279/320)."""
+
+    leader: int
+    requested_epoch: int
+    current_leader_epoch: int
+    follower_epoch: int
+
+
+@dataclass(frozen=True)
+class EpochQueryResponse:
+    """Leader → follower: (``epoch``, ``end_offset``) for query ``req``; request fields echoed."""
+
+    req: int
+    error: int
+    epoch: int
+    end_offset: int
+    leader: int
+    follower_epoch: int
+
+
+@dataclass(frozen=True)
+class AlterPartitionRequest:
+    """Leader → controller: proposed ISR under the leader's epochs (KIP-497)."""
+
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    isr: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class AlterPartitionResponse:
+    """Controller → leader: the outcome of AlterPartition ``req`` and the controller's state."""
+
+    req: int
+    error: int
+    isr: tuple[int, ...]
+    leader_epoch: int
+    partition_epoch: int
+
+
+@dataclass(frozen=True)
+class ConsumerFetchRequest:
+    """Consumer → broker: read_uncommitted Fetch from ``fetch_offset``."""
+
+    fetch_offset: int
+    current_leader_epoch: int
+
+
+@dataclass(frozen=True)
+class ConsumerFetchResponse:
+    """Broker → consumer: the answer to consumer Fetch ``req``."""
+
+    req: int
+    error: int
+    entries: tuple[Entry, ...]
+    hw: int
+
+
+Payload = (
+    MetadataUpdate
+    | ProduceRequest
+    | ProduceResponse
+    | FetchRequest
+    | FetchResponse
+    | EpochQueryRequest
+    | EpochQueryResponse
+    | AlterPartitionRequest
+    | AlterPartitionResponse
+    | ConsumerFetchRequest
+    | ConsumerFetchResponse
+)
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message in flight: unique id (global send counter), source, destination, payload."""
+
+    msg_id: int
+    src: int
+    dst: int
+    payload: Payload

@@ -1,0 +1,229 @@
+"""One broker's replica of the partition: its view of the partition state, its log, and, while it
+leads, the state it keeps about the other replicas (Partition.scala, Replica.scala).
+
+Guarantees: the leader HW only increases and never passes the LEO of a replica the HW rule counts
+(kafka-facts §3.1); at most one ISR change is in flight; a pending expansion counts in the maximal
+ISR at once, a pending shrink does not (KIP-497); epoch checks follow KIP-320 (kafka-facts §3.7).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kconform.traces.events import FENCED_LEADER_EPOCH, NO_LEADER, UNKNOWN_LEADER_EPOCH
+
+from . import mutants
+from .log import ReplicaLog
+from .runtime import Runtime
+
+
+@dataclass
+class PartitionView:
+    """What the broker last learned from the controller (or an AlterPartition answer)."""
+
+    leader: int = NO_LEADER
+    leader_epoch: int = -1
+    isr: tuple[int, ...] = ()
+    partition_epoch: int = -1
+
+
+@dataclass
+class RemoteReplica:
+    """The leader's view of one follower (ReplicaState); times are simulated ms, None = never."""
+
+    broker: int
+    leo: int = -1
+    last_caught_up_ms: int | None = None
+    last_fetch_leader_leo: int = -1
+    last_fetch_ms: int | None = None
+
+    def is_caught_up(self, leader_leo: int, now_ms: int, lag_ms: int) -> bool:
+        """ReplicaState.isCaughtUp: same LEO as the leader, or caught up within the lag time."""
+        if self.leo == leader_leo:
+            return True
+        return self.last_caught_up_ms is not None and now_ms - self.last_caught_up_ms <= lag_ms
+
+    def record_fetch(self, fetch_offset: int, leader_leo: int, now_ms: int) -> None:
+        """Replica.updateFetchStateOrThrow (kafka-facts §3.1)."""
+        if fetch_offset >= leader_leo:
+            self.last_caught_up_ms = _latest(self.last_caught_up_ms, now_ms)
+        elif fetch_offset >= self.last_fetch_leader_leo and self.last_fetch_ms is not None:
+            self.last_caught_up_ms = _latest(self.last_caught_up_ms, self.last_fetch_ms)
+        self.last_fetch_leader_leo = max(leader_leo, self.last_fetch_leader_leo)
+        self.last_fetch_ms = now_ms
+        self.leo = fetch_offset
+
+
+def _latest(old: int | None, new: int) -> int:
+    return new if old is None else max(old, new)
+
+
+@dataclass(frozen=True)
+class PendingIsrChange:
+    """An AlterPartition in flight: its message id, the proposed ISR, the member it adds."""
+
+    msg: int
+    isr: tuple[int, ...]
+    added: int | None
+
+
+@dataclass
+class LeaderState:
+    """What a leader keeps on top of its log while it leads."""
+
+    remotes: dict[int, RemoteReplica] = field(default_factory=dict)
+    pending: PendingIsrChange | None = None
+
+
+class Partition:
+    """The partition as one broker holds it."""
+
+    def __init__(self, broker_id: int, rt: Runtime, log: ReplicaLog) -> None:
+        self.broker_id = broker_id
+        self.rt = rt
+        self.log = log
+        self.view = PartitionView()
+        self.leading: LeaderState | None = None
+
+    @property
+    def is_leader(self) -> bool:
+        return self.view.leader == self.broker_id and self.leading is not None
+
+    # ----------------------------------------------------------------------------------- roles
+
+    def make_leader(self, leader_epoch: int, isr: tuple[int, ...], partition_epoch: int) -> None:
+        """Partition.makeLeader with a new leader epoch (kafka-facts §3.1, §3.6).
+
+        The epoch cache gets (epoch, LEO); every follower state is reset: LEO unknown, caught up
+        now if in the ISR else never; any in-flight ISR proposal is dropped; HW unchanged.
+        """
+        self.view = PartitionView(self.broker_id, leader_epoch, isr, partition_epoch)
+        self.log.assign_epoch(leader_epoch, self.log.leo)
+        now = self.rt.now_ms
+        self.leading = LeaderState(
+            remotes={
+                b: RemoteReplica(b, last_caught_up_ms=now if b in isr else None)
+                for b in self.rt.config.brokers
+                if b != self.broker_id
+            }
+        )
+
+    def make_follower(self, leader: int, leader_epoch: int, isr: tuple[int, ...], partition_epoch: int) -> None:
+        """Partition.makeFollower: adopt the new leadership; leader-only state is gone."""
+        self.view = PartitionView(leader, leader_epoch, isr, partition_epoch)
+        self.leading = None
+
+    def update_isr(self, isr: tuple[int, ...], partition_epoch: int) -> None:
+        """Same leader epoch, newer partition epoch: only the ISR changes (KAFKA-15021).
+
+        Like Partition.updateAssignmentAndIsr, the committed state replaces any in-flight
+        AlterPartition: its answer, when it comes, no longer matches a pending proposal.
+        """
+        self.view = PartitionView(self.view.leader, self.view.leader_epoch, isr, partition_epoch)
+        if self.leading is not None:
+            self.leading.pending = None
+
+    def forget_leadership(self) -> None:
+        """Crash/restart: nothing is known until metadata arrives."""
+        self.view = PartitionView()
+        self.leading = None
+
+    # ---------------------------------------------------------------------------- epoch check
+
+    def check_current_leader_epoch(self, current_leader_epoch: int) -> int | None:
+        """Partition.checkCurrentLeaderEpoch (KIP-320): the error code, or None when it passes.
+
+        A request without an epoch (-1) is not checked; neither is any request under the
+        no-epoch-fencing mutant.
+        """
+        if current_leader_epoch < 0:
+            return None
+        if self.rt.mutant(mutants.NO_EPOCH_FENCING):
+            return None
+        if self.view.leader_epoch > current_leader_epoch:
+            return FENCED_LEADER_EPOCH
+        if self.view.leader_epoch < current_leader_epoch:
+            return UNKNOWN_LEADER_EPOCH
+        return None
+
+    # ------------------------------------------------------------------------------ leader HW
+
+    def maximal_isr(self) -> tuple[int, ...]:
+        """Committed ISR plus a pending expansion's new member (KIP-497)."""
+        isr = set(self.view.isr)
+        if self.leading is not None and self.leading.pending is not None and self.leading.pending.added is not None:
+            isr.add(self.leading.pending.added)
+        return tuple(sorted(isr))
+
+    def maybe_increment_hw(self) -> bool:
+        """Partition.maybeIncrementLeaderHW (kafka-facts §3.1); True iff the HW increased.
+
+        No advance while the committed ISR is below the effective min ISR (KAFKA-15583). Else the
+        HW moves to the least LEO among the leader and every follower that is in the maximal ISR
+        or caught up (2.x-3.5 rule, no eligibility filter); an unknown LEO counts as -1.
+        """
+        if self.leading is None:
+            return False
+        cfg = self.rt.config
+        if len(self.view.isr) < cfg.effective_min_isr and not self.rt.mutant(mutants.HW_BELOW_MIN_ISR):
+            return False
+        counted = self.maximal_isr()
+        if self.rt.mutant(mutants.HW_IGNORES_PENDING_ISR):
+            counted = self.view.isr
+        leader_leo = self.log.leo
+        candidate = leader_leo
+        for broker in sorted(self.leading.remotes):
+            remote = self.leading.remotes[broker]
+            if broker in counted or remote.is_caught_up(leader_leo, self.rt.now_ms, cfg.replica_lag_time_max_ms):
+                candidate = min(candidate, remote.leo)
+        return self.log.advance_hw(candidate)
+
+    def update_follower_fetch_state(self, follower: int, fetch_offset: int) -> None:
+        """A successful follower fetch from ``fetch_offset``: follower LEO and caught-up time."""
+        assert self.leading is not None
+        self.leading.remotes[follower].record_fetch(fetch_offset, self.log.leo, self.rt.now_ms)
+
+    # ------------------------------------------------------------------------------------ ISR
+
+    def isr_shrink_proposal(self) -> tuple[int, ...] | None:
+        """Partition.maybeShrinkIsr: the ISR without every follower that is not caught up, or None
+        when nobody lags or a proposal is already in flight (kafka-facts §3.3)."""
+        if self.leading is None or self.leading.pending is not None:
+            return None
+        lag_ms = self.rt.config.replica_lag_time_max_ms
+        laggards = [
+            b
+            for b in self.view.isr
+            if b != self.broker_id
+            and b in self.leading.remotes
+            and not self.leading.remotes[b].is_caught_up(self.log.leo, self.rt.now_ms, lag_ms)
+        ]
+        if not laggards:
+            return None
+        return tuple(b for b in self.view.isr if b not in laggards)
+
+    def isr_expand_proposal(self, follower: int) -> tuple[int, ...] | None:
+        """Partition.maybeExpandIsr: ISR + ``follower`` when it is out of the ISR and its LEO ≥ HW and
+        (KIP-320 and later) ≥ the start offset of the leader's epoch; None otherwise or while a
+        proposal is in flight (kafka-facts §3.3)."""
+        if self.leading is None or self.leading.pending is not None or follower in self.view.isr:
+            return None
+        remote = self.leading.remotes[follower]
+        if remote.leo < self.log.hw:
+            return None
+        if self.rt.config.protocol.fenced and not self.rt.mutant(mutants.EARLY_ISR_EXPAND):
+            epoch_start = self.log.epochs.start_offset_of(self.view.leader_epoch)
+            if epoch_start is None or remote.leo < epoch_start:
+                return None
+        return tuple(sorted((*self.view.isr, follower)))
+
+    def set_pending(self, msg: int, isr: tuple[int, ...]) -> None:
+        """Record an in-flight AlterPartition; an added member joins the maximal ISR now."""
+        assert self.leading is not None and self.leading.pending is None
+        added = [b for b in isr if b not in self.view.isr]
+        self.leading.pending = PendingIsrChange(msg, isr, added[0] if added else None)
+
+    def clear_pending(self, msg: int) -> None:
+        """The AlterPartition ``msg`` was answered: it is no longer in flight."""
+        if self.leading is not None and self.leading.pending is not None and self.leading.pending.msg == msg:
+            self.leading.pending = None
