@@ -12,6 +12,7 @@ only in when things happened, not in what any handler can observe, are one node.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -86,6 +87,8 @@ class ExploreResult:
     """What one exploration saw."""
 
     states_per_depth: list[int]
+    """Distinct states first reached at each depth (the last level is partial when the search
+    stopped inside it: at the first violation or at ``max_states``)."""
     distinct_states: int
     max_depth: int
     exhausted: bool
@@ -94,7 +97,8 @@ class ExploreResult:
     violation: Found | None = None
     edges: int = 0
     graph: nx.DiGraph[State] | None = field(default=None, repr=False)
-    """The explored graph (nodes: canonical states, edge attribute ``label``), when kept."""
+    """The explored graph when kept: nodes are canonical states (attribute ``depth``), edges carry
+    one action ``label`` (when two actions lead to the same state, the last one explored)."""
 
     @property
     def found(self) -> bool:
@@ -137,6 +141,26 @@ def explore(
     one is recorded and the search goes on. ``keep_graph`` keeps the explored networkx graph
     (memory grows with the edges).
     """
+    # States are acyclic immutable values: the cyclic collector only costs time here.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _explore(cfg, bounds, invariants, max_depth, max_states, stop_at_first, progress, keep_graph)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _explore(
+    cfg: ReplicationConfig,
+    bounds: SearchBounds,
+    invariants: frozenset[str] | None,
+    max_depth: int,
+    max_states: int,
+    stop_at_first: bool,
+    progress: Progress | None,
+    keep_graph: bool,
+) -> ExploreResult:
     start = time.perf_counter()
     init = canonical(booted_state(cfg), cfg)
     parent: dict[State, tuple[State, str] | None] = {init: None}
@@ -174,9 +198,10 @@ def explore(
                 if post == pre:
                     continue
                 edges += 1
-                new = post not in parent
+                known = len(parent)
+                parent.setdefault(post, (pre, label))  # one hash per edge
+                new = len(parent) > known
                 if new:
-                    parent[post] = (pre, label)
                     nxt.append(post)
                 if graph is not None:
                     if new:
@@ -213,3 +238,17 @@ def explore(
         edges=edges,
         graph=graph,
     )
+
+
+def replay(cfg: ReplicationConfig, bounds: SearchBounds, path: tuple[str, ...] | list[str]) -> list[State]:
+    """The canonical states along ``path`` (action labels from the booted state), first the booted
+    state; a label not enabled where it stands raises ValueError."""
+    states = [canonical(booted_state(cfg), cfg)]
+    for i, label in enumerate(path):
+        here = states[-1]
+        post = next((p for lab, p in successors(here, cfg, bounds) if lab == label), None)
+        if post is None:
+            enabled = ", ".join(lab for lab, _ in successors(here, cfg, bounds))
+            raise ValueError(f"step {i + 1}: {label} is not enabled (enabled: {enabled})")
+        states.append(canonical(post, cfg))
+    return states

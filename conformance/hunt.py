@@ -1,8 +1,8 @@
 """Budgeted Hypothesis campaigns over the lockstep machine (what the gate and benchmarks run).
 
-A campaign runs the state machine for a budget of examples or seconds, in rounds of examples
-with seeds derived from the campaign seed, so that a time budget can stop between rounds and a
-campaign is reproducible from its seed. The first failure ends the campaign after Hypothesis has
+A campaign first runs the known-bug zoo (conformance/scenarios.py), then the state machine for a
+budget of examples or seconds, in rounds of examples with seeds derived from the campaign seed, so
+that a time budget can stop between rounds and a campaign is reproducible from its seed. The first failure ends the campaign after Hypothesis has
 shrunk it; the shrunk run is returned for the counterexample file.
 """
 
@@ -18,6 +18,7 @@ from hypothesis.stateful import get_state_machine_test
 from kconform.conformance.adapter import Adapter
 from kconform.conformance.machine import ConformanceFailure, RunLog, make_machine
 from kconform.conformance.runner import LockstepRun
+from kconform.conformance.scenarios import first_failing_scenario
 from kconform.model.config import ReplicationConfig
 
 ROUND_EXAMPLES = 100
@@ -55,6 +56,11 @@ def run_campaign(
     log = RunLog()
     started = time.perf_counter()
     log.started = started
+    scenario_run = first_failing_scenario(adapter_factory, cfg, mutants)
+    if scenario_run is not None:
+        log.absorb(scenario_run)
+        log.seconds_to_first_failure = time.perf_counter() - started
+        return CampaignResult(log, scenario_run, time.perf_counter() - started, 0)
     done = 0
     round_no = 0
     while True:

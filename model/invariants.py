@@ -115,10 +115,11 @@ def leader_hw_monotonic(pre: State, post: State, cfg: ReplicationConfig) -> Iter
 
 @_register("NoCommittedDataLoss", "KIP-101, KIP-279, KIP-320; Kafka's durability contract for acks=all")
 def no_committed_data_loss(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
-    """Every acknowledged record stays at its offset in the log of every later leader."""
+    """Every acknowledged record stays at its offset in the log of every leader of the acknowledging
+    leader's epoch or a later one (a superseded zombie leader of an earlier epoch may lack it)."""
     for a in s.ghost.acked:
         for b, r in _leaders(s):
-            if r.leader_epoch < a.epoch:
+            if r.leader_epoch < max(a.epoch, a.leader_epoch):
                 continue
             if _entry_at(r, a.offset) != Entry(a.offset, a.epoch, a.rid):
                 why = "" if a.guaranteed else f"acks={a.acks} does not wait for the ISR"
@@ -143,8 +144,7 @@ def no_divergence_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violati
                     why = _any_permitted(s)
                     yield Violation(
                         "NoDivergenceBelowHw",
-                        f"offset {o}: broker {b1} has {r1.log[o]}, broker {b2} has {r2.log[o]} "
-                        f"(HWs {r1.hw}, {r2.hw})",
+                        f"offset {o}: broker {b1} has {r1.log[o]}, broker {b2} has {r2.log[o]} (HWs {r1.hw}, {r2.hw})",
                         allowed=bool(why),
                         allowed_because=why,
                     )

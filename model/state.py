@@ -89,13 +89,18 @@ class PartitionRecord:
 
 @dataclass(frozen=True)
 class Acked:
-    """A record the broker acknowledged: ``guaranteed`` when acks=-1 answered NONE."""
+    """A record the broker acknowledged: ``guaranteed`` when acks=-1 answered NONE.
+
+    ``epoch`` is the epoch that wrote the record; ``leader_epoch`` the acknowledging leader's
+    epoch, which can be later (an acks=all write completes after a re-election); -1: unknown.
+    """
 
     rid: int
     offset: int
     epoch: int
     acks: int
     guaranteed: bool
+    leader_epoch: int = -1
 
 
 @dataclass(frozen=True)

@@ -29,12 +29,20 @@ def main(argv: list[str] | None = None) -> int:
     names = args.mutant or sorted(MUTANTS)
     console.print(f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()}")
     table = Table(title=f"time to detect each mutant ({args.seeds} seeds, cap {args.cap:.0f} s)")
-    for col in ("mutant", "caught", "median s", "max s", "median steps", "median cx length", "verdicts"):
+    for col in (
+        "mutant",
+        "caught",
+        "median s to detect",
+        "max s",
+        "median s incl. shrink",
+        "median cx length",
+        "verdicts",
+    ):
         table.add_column(col)
     for name in names:
         seconds: list[float] = []
+        totals: list[float] = []
         lengths: list[int] = []
-        steps: list[int] = []
         verdicts: set[str] = set()
         caught = 0
         for seed in range(args.seeds):
@@ -44,19 +52,21 @@ def main(argv: list[str] | None = None) -> int:
             run = result.failure
             if run is not None and run.failure is not None and run.failing_step is not None:
                 caught += 1
-                seconds.append(elapsed)
-                steps.append(run.failing_step)
+                detect = result.log.seconds_to_first_failure
+                seconds.append(detect if detect is not None else elapsed)
+                totals.append(elapsed)
                 lengths.append(run.failing_step + 1)
                 verdicts.add(f"{run.failure.verdict}:{run.failure.name}")
             else:
                 seconds.append(float("inf"))
+                totals.append(float("inf"))
         finite = [s for s in seconds if s != float("inf")]
         table.add_row(
             name,
             f"{caught}/{args.seeds}",
             f"{statistics.median(seconds):.1f}",
             f"{max(seconds):.1f}",
-            f"{statistics.median(steps):.0f}" if steps else "-",
+            f"{statistics.median(totals):.1f}",
             f"{statistics.median(lengths):.0f}" if lengths else "-",
             ", ".join(sorted(verdicts)) or ("survived" if not finite else ""),
         )

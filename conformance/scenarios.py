@@ -1,0 +1,92 @@
+"""The known-bug zoo: fixed operation sequences that steer a cluster into historically dangerous
+interleavings, named after the bug they reproduce (CCF-style scenario files; prior-art §7).
+
+Random search reaches most bugs within seconds; some need a long, precise shape (a leader that
+misses a write, a fast failover and back). The gate runs every scenario before its random
+campaign, as ordinary lockstep runs judged by the same model: a scenario encodes a situation,
+never an expected verdict, so it passes on a correct implementation and fails on a buggy one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kconform.conformance.adapter import Adapter
+from kconform.conformance.runner import LockstepRun
+from kconform.model.config import ReplicationConfig
+from kconform.traces import operations as o
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named operation sequence and the bug it is about."""
+
+    name: str
+    doc: str
+    min_replicas: int
+    ops: tuple[o.Operation, ...]
+
+
+FAST_FAILOVER = Scenario(
+    name="fast-failover",
+    doc=(
+        "KIP-279 (KAFKA-6361): broker 0 leads epoch 0 and writes record 2 that nobody else gets; "
+        "it is cut off, broker 1 leads epoch 1 and writes record 4 that broker 2 copies; broker 0 "
+        "leads again (epoch 2) before it ever sees record 4. Broker 2 must truncate record 4 (its "
+        "own end offset for epoch 0 is 1), or the logs diverge below the HW."
+    ),
+    min_replicas=3,
+    ops=(
+        o.Run(1000),
+        o.Produce(1, 1),
+        o.Run(1000),
+        o.Produce(2, 1),
+        o.DeliverTo(0),
+        o.DeliverTo(0),
+        o.DeliverTo(0),
+        o.Isolate(0),
+        o.MoveLeader(1),
+        o.Run(1000),
+        o.Produce(3, 1),
+        o.Run(3000),
+        o.Run(3000),
+        o.Produce(4, 1),
+        o.Run(1000),
+        o.MoveLeader(0),
+        o.Heal(),
+        o.Run(1000),
+    ),
+)
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (FAST_FAILOVER,)}
+
+
+def run_scenario(
+    adapter: Adapter, scenario: Scenario, cfg: ReplicationConfig, mutants: frozenset[str], seed: int = 0
+) -> LockstepRun:
+    """One lockstep run of ``scenario``; it stops at the first failing finding."""
+    run = LockstepRun(adapter, cfg, seed, mutants)
+    run.boot()
+    for op in scenario.ops:
+        if run.failed:
+            break
+        run.apply(op)
+    return run
+
+
+def first_failing_scenario(
+    adapter_factory: Callable[[], Adapter], cfg: ReplicationConfig, mutants: frozenset[str]
+) -> LockstepRun | None:
+    """Run every applicable scenario; the first failing run, or None."""
+    for scenario in SCENARIOS.values():
+        if cfg.replicas < scenario.min_replicas:
+            continue
+        adapter = adapter_factory()
+        try:
+            run = run_scenario(adapter, scenario, cfg, mutants)
+        finally:
+            adapter.close()
+        if run.failed:
+            return run
+    return None

@@ -1,0 +1,95 @@
+"""The gate's verdicts, files and exit codes; counterexamples replay to the same failure."""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from kconform.ci import cli
+from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
+from kconform.ci.gate import run_gate
+from kconform.ci.options import GateOptions, ReplayOptions
+from kconform.impl import ReferenceCluster
+from kconform.model.config import Protocol, ReplicationConfig
+from kconform.traces.counterexample import read_counterexample
+from kconform.traces.replay import replay, run_replay
+from rich.console import Console
+
+SMALL = os.environ.get("KCONFORM_BUDGET") == "small"
+
+
+def _console() -> Console:
+    return Console(record=True, width=160)
+
+
+def test_gate_passes_on_the_reference(tmp_path: Path) -> None:
+    console = _console()
+    junit = tmp_path / "gate.xml"
+    code = run_gate(
+        GateOptions(ReplicationConfig(), examples=40, seed=3, junit=junit, out=tmp_path, progress=False), console
+    )
+    text = console.export_text()
+    assert code == EXIT_PASS, text
+    assert "PASS" in text and "NoCommittedDataLoss" in text
+    suite = ET.parse(junit).getroot()
+    assert int(suite.get("failures", "0")) == 0 and int(suite.get("tests", "0")) >= 12
+
+
+def test_gate_finds_the_mutant_and_the_file_replays(tmp_path: Path) -> None:
+    console = _console()
+    code = run_gate(
+        GateOptions(
+            ReplicationConfig(), seconds=60, seed=1, mutants=("acks-all-no-wait",), out=tmp_path, progress=False
+        ),
+        console,
+    )
+    assert code == EXIT_VIOLATION, console.export_text()
+    (path,) = tmp_path.glob("counterexample-*.jsonl")
+    cx = read_counterexample(path)
+    assert cx.mutants == ("acks-all-no-wait",)
+    assert cx.verdict["kind"] == "non-conformance"
+    live = replay(cx, ReferenceCluster())
+    assert live.divergence is None and live.reproduces(cx)
+    assert replay(cx, None).reproduces(cx)  # the recorded events alone, model only
+    out = _console()
+    assert run_replay(cx, ReplayOptions("reference"), out) == EXIT_VIOLATION
+    assert "reproduces the recorded verdict" in out.export_text()
+
+
+def test_buggy_protocol_rung_is_an_invariant_violation(tmp_path: Path) -> None:
+    console = _console()
+    cfg = ReplicationConfig(protocol=Protocol.KIP_101)
+    code = run_gate(GateOptions(cfg, seconds=60, seed=1, out=tmp_path, progress=False), console)
+    assert code == EXIT_VIOLATION
+    (path,) = tmp_path.glob("counterexample-*.jsonl")
+    assert read_counterexample(path).verdict["kind"] == "invariant-violation"
+
+
+def test_cli_gate_with_invalid_config_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["gate", "--set", "min_insync_replicas=4", "--examples", "1"]) == EXIT_ERROR
+    assert "min.insync.replicas" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_gate_at_full_budget_passes(tmp_path: Path) -> None:
+    """The acceptance budget: 2,000 state-machine runs (200 in CI's small budget)."""
+    examples = 200 if SMALL else 2000
+    console = _console()
+    code = run_gate(GateOptions(ReplicationConfig(), examples=examples, seed=11, out=tmp_path, progress=False), console)
+    assert code == EXIT_PASS, console.export_text()
+
+
+@pytest.mark.slow
+def test_self_check_catches_every_mutant(tmp_path: Path) -> None:
+    console = _console()
+    seconds = 60.0 if SMALL else 120.0
+    code = run_gate(
+        GateOptions(ReplicationConfig(), seconds=seconds, seed=5, self_check=True, out=tmp_path, progress=False),
+        console,
+    )
+    assert code == EXIT_PASS, console.export_text()
+    from kconform.impl import MUTANTS
+
+    assert len(list(tmp_path.glob("mutant-*.jsonl"))) == len(MUTANTS)

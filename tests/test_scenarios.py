@@ -1,0 +1,32 @@
+"""The known-bug zoo: each scenario conforms on the fixed protocol and exposes its bug otherwise."""
+
+from __future__ import annotations
+
+import pytest
+from kconform.conformance.lockstep import INVARIANT_VIOLATION, NON_CONFORMANCE
+from kconform.conformance.scenarios import FAST_FAILOVER, SCENARIOS, run_scenario
+from kconform.impl import ReferenceCluster
+from kconform.model.config import Protocol, ReplicationConfig
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize("protocol", [Protocol.KIP_279, Protocol.KIP_320, Protocol.DIVERGING_EPOCH])
+def test_scenario_conforms_on_fixed_protocols(name: str, protocol: Protocol) -> None:
+    run = run_scenario(ReferenceCluster(), SCENARIOS[name], ReplicationConfig(protocol=protocol), frozenset())
+    assert run.failure is None, run.failure
+    assert len(run.steps) == len(SCENARIOS[name].ops) + 1
+
+
+def test_fast_failover_diverges_under_kip_101_alone() -> None:
+    """KIP-101 without KIP-279: the follower keeps a record the new leader never had."""
+    run = run_scenario(ReferenceCluster(), FAST_FAILOVER, ReplicationConfig(protocol=Protocol.KIP_101), frozenset())
+    assert run.failure is not None
+    assert run.failure.verdict == INVARIANT_VIOLATION
+    assert run.failure.name in {"WeakIsr", "StrongIsr", "NoDivergenceBelowHw"}
+
+
+def test_fast_failover_catches_the_kip_101_truncation_mutant() -> None:
+    run = run_scenario(ReferenceCluster(), FAST_FAILOVER, ReplicationConfig(), frozenset({"kip-101-truncation"}))
+    assert run.failure is not None
+    assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, "fetch_applied")
+    assert "truncated_to" in run.failure.message
