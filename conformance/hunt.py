@@ -2,8 +2,9 @@
 
 A campaign first runs the known-bug zoo (conformance/scenarios.py), then the state machine for a
 budget of examples or seconds, in rounds of examples with seeds derived from the campaign seed, so
-that a time budget can stop between rounds and a campaign is reproducible from its seed. The first failure ends the campaign after Hypothesis has
-shrunk it; the shrunk run is returned for the counterexample file.
+that a time budget can stop between rounds and a campaign is reproducible from its seed. The first
+failure ends the campaign after Hypothesis has shrunk it; the shrunk run is returned for the
+counterexample file.
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis import HealthCheck, Phase, Verbosity, settings, stateful
 from hypothesis import seed as hypothesis_seed
-from hypothesis.stateful import get_state_machine_test
 from kconform.conformance.adapter import Adapter
 from kconform.conformance.machine import ConformanceFailure, RunLog, make_machine
 from kconform.conformance.runner import LockstepRun
@@ -22,6 +22,10 @@ from kconform.conformance.scenarios import first_failing_scenario
 from kconform.model.config import ReplicationConfig
 
 ROUND_EXAMPLES = 100
+
+_get_state_machine_test: Callable[..., Callable[[], None]] = stateful.get_state_machine_test
+"""Hypothesis' own entry point for running a state machine as one test (HypoFuzz uses it too);
+typed here because older Hypothesis releases ship it without annotations."""
 
 
 @dataclass
@@ -70,7 +74,7 @@ def run_campaign(
             break
         n = ROUND_EXAMPLES if examples is None else min(ROUND_EXAMPLES, examples - done)
         machine = make_machine(adapter_factory, cfg, mutants, log, time.perf_counter)
-        test = get_state_machine_test(  # type: ignore[no-untyped-call]
+        test = _get_state_machine_test(
             machine,
             settings=settings(
                 max_examples=n,
