@@ -81,6 +81,7 @@ class Judge:
         self.allowed: Counter[str] = Counter()
         self.actions: Counter[str] = Counter()
         self._allowed_seen: set[str] = set()
+        self._after: State | None = None
         self._fetches: dict[int, tuple[int, FetchRequest]] = {}
         self._fetch_answers: dict[int, list[FetchResponse]] = {}
         self._queries: dict[int, tuple[int, EpochQuery]] = {}
@@ -117,6 +118,7 @@ class Judge:
         self.events_judged += 1
         self.actions[event.kind] += 1
         pre = self.state
+        self._after = None
         handler = self._handlers.get(type(event))
         if handler is None:
             return [Finding(NON_CONFORMANCE, event.kind, f"the model has no handler for {event.kind}", event)]
@@ -125,6 +127,8 @@ class Judge:
         except NotEnabled as exc:
             return [Finding(NON_CONFORMANCE, event.kind, f"not allowed here: {exc}", event)]
         except _Mismatch as exc:
+            if self._after is not None:
+                self.state = self._after  # what the model says the handler leaves behind
             return [Finding(NON_CONFORMANCE, event.kind, f"outcome differs: {exc}", event)]
         return self._check_invariants(pre, self.state, event)
 
@@ -154,6 +158,7 @@ class Judge:
     def _election(self, e: Any, result: tuple[State, replication.Election]) -> State:
         s, el = result
         rec = el.record
+        self._after = s
         _compare(
             {
                 "leader": e.leader,
@@ -187,6 +192,7 @@ class Judge:
         sender, pending = self._proposals[e.msg]
         s, error = replication.controller_alter_partition(self.state, self.cfg, sender, pending)
         c = s.controller
+        self._after = s
         _compare(
             {"error": e.error, "isr": _sorted(e.isr), "partition_epoch": e.partition_epoch},
             {"error": error, "isr": c.isr, "partition_epoch": c.partition_epoch},
@@ -200,6 +206,7 @@ class Judge:
     def _restarted(self, e: ev.BrokerRestarted) -> State:
         s = replication.restart(self.state, self.cfg, e.node)
         r = s.replica(e.node)
+        self._after = s
         _compare({"log_end": e.log_end, "hw": e.hw}, {"log_end": r.leo, "hw": r.hw})
         return s
 
@@ -211,6 +218,7 @@ class Judge:
     def _metadata_applied(self, e: ev.MetadataApplied) -> State:
         rec = PartitionRecord(e.leader, e.leader_epoch, _sorted(e.isr), e.partition_epoch)
         s, out = replication.apply_metadata(self.state, self.cfg, e.node, rec)
+        self._after = s
         _compare(
             {"outcome": e.outcome, "truncated_to": e.truncated_to, "hw": e.hw},
             {"outcome": out.outcome, "truncated_to": out.truncated_to, "hw": out.hw},
@@ -222,6 +230,7 @@ class Judge:
 
     def _produce_handled(self, e: ev.ProduceHandled) -> State:
         s, out = replication.produce(self.state, self.cfg, e.node, e.req, e.rid, e.acks)
+        self._after = s
         _compare(
             {"error": e.error, "offset": e.offset, "epoch": e.epoch, "hw": e.hw},
             {"error": out.error, "offset": out.offset, "epoch": out.epoch, "hw": out.hw},
@@ -230,6 +239,7 @@ class Judge:
 
     def _consumer_fetch_handled(self, e: ev.ConsumerFetchHandled) -> State:
         s, out = replication.consumer_fetch(self.state, self.cfg, e.node, e.fetch_offset, e.current_leader_epoch)
+        self._after = s
         _compare(
             {"error": e.error, "entries": e.entries, "hw": e.hw},
             {"error": out.error, "entries": out.entries, "hw": out.hw},
@@ -268,6 +278,7 @@ class Judge:
         claimed = FetchResponse(
             e.error, e.entries, e.hw, e.diverging_epoch, e.diverging_end_offset, e.leader_leo, e.leader_hw
         )
+        self._after = s
         _compare(claimed.__dict__, resp.__dict__)
         self._fetch_answers.setdefault(e.msg, []).append(resp)
         return s
@@ -348,6 +359,7 @@ class Judge:
             {"leader_epoch": r.leader_epoch, "partition_epoch": r.partition_epoch},
         )
         s = replication.propose_isr(self.state, self.cfg, e.node, e.msg, _sorted(e.isr))
+        self._after = s
         _compare({"hw": e.hw}, {"hw": s.replica(e.node).hw})
         pending = s.replica(e.node).pending_isr
         assert pending is not None
@@ -366,6 +378,7 @@ class Judge:
         s = replication.apply_alter_partition_response(
             self.state, self.cfg, e.node, e.msg, e.error, _sorted(e.isr), e.partition_epoch
         )
+        self._after = s
         _compare({"hw": e.hw}, {"hw": s.replica(e.node).hw})
         return s
 

@@ -9,6 +9,8 @@ random); every loop is bounded (MAX_TIMER_FIRINGS, MAX_SETTLE_DELIVERIES).
 
 from __future__ import annotations
 
+from typing import Any
+
 from kconform.model.config import ReplicationConfig
 from kconform.traces.events import CONTROLLER, ClockAdvanced, Event
 from kconform.traces.operations import (
@@ -271,6 +273,21 @@ class ReferenceCluster:
 
     def apply(self, op: Operation) -> list[Event]:
         return self.cluster.apply(op)
+
+    def snapshot(self) -> dict[int, dict[str, Any]]:
+        """Each broker's observable state, for replay's side-by-side view (optional in adapters)."""
+        out: dict[int, dict[str, Any]] = {}
+        for b in self.cluster.brokers:
+            view = b.partition.view
+            out[b.broker_id] = {
+                "running": b.alive,
+                "leader": view.leader,
+                "leader_epoch": view.leader_epoch,
+                "leo": b.log.leo,
+                "hw": b.log.hw,
+                "isr": list(view.isr),
+            }
+        return out
 
     def close(self) -> None:
         self._cluster = None

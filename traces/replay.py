@@ -93,22 +93,41 @@ def replay(cx: Counterexample, adapter: Adapter | None) -> ReplayResult:
 
 
 def state_table(model: State, impl: dict[int, dict[str, Any]] | None) -> Table:
-    """Model and implementation state per broker, side by side."""
-    table = Table(title="state at the failing step (model | implementation)")
+    """Model and implementation state per broker, side by side: each cell is ``model / impl``,
+    in red where they disagree."""
+    title = "state at the failing step" + (" (model / implementation)" if impl is not None else " (model)")
+    table = Table(title=title)
+    columns = (
+        ("running", "running"),
+        ("leader", "leader"),
+        ("epoch", "leader_epoch"),
+        ("LEO", "leo"),
+        ("HW", "hw"),
+        ("ISR", "isr"),
+    )
     table.add_column("broker", justify="right")
-    for col in ("running", "leader", "epoch", "LEO", "HW", "ISR"):
-        table.add_column(f"model {col}")
-    if impl is not None:
-        for col in ("running", "leader", "epoch", "LEO", "HW", "ISR"):
-            table.add_column(f"impl {col}", style="cyan")
-    table.add_column("model log (offset:epoch:rid)")
+    for header, _key in columns:
+        table.add_column(header)
+    table.add_column("model log tail (offset:epoch:rid)")
     for b, r in enumerate(model.replicas):
-        row = [str(b), str(r.alive), str(r.leader), str(r.leader_epoch), str(r.leo), str(r.hw), str(list(r.isr))]
-        if impl is not None:
-            snap = impl.get(b, {})
-            row += [str(snap.get(k, "?")) for k in ("running", "leader", "leader_epoch", "leo", "hw", "isr")]
-        row.append(" ".join(f"{e.offset}:{e.epoch}:{e.rid}" for e in r.log[-8:]))
-        table.add_row(*row)
+        ours = {
+            "running": r.alive,
+            "leader": r.leader,
+            "leader_epoch": r.leader_epoch,
+            "leo": r.leo,
+            "hw": r.hw,
+            "isr": list(r.isr),
+        }
+        cells = [str(b)]
+        for _header, key in columns:
+            if impl is None:
+                cells.append(str(ours[key]))
+                continue
+            theirs = impl.get(b, {}).get(key, "?")
+            cell = f"{ours[key]} / {theirs}"
+            cells.append(cell if theirs == ours[key] else f"[bold red]{cell}[/bold red]")
+        cells.append(" ".join(f"{e.offset}:{e.epoch}:{e.rid}" for e in r.log[-6:]))
+        table.add_row(*cells)
     c = model.controller
     table.caption = (
         f"controller: leader {c.leader}, leader epoch {c.leader_epoch}, ISR {list(c.isr)}, "
