@@ -46,9 +46,10 @@ MUTANTS: dict[str, str] = {
         "away, so an ISR member can lack committed records."
     ),
     HW_IGNORES_PENDING_ISR: (
-        "The leader computes the HW over the committed ISR (plus caught-up replicas) and ignores a "
-        "pending ISR expansion (KIP-497 maximal-ISR ordering). Symptom: the HW passes an offset a "
-        "member of the ISR the controller is about to commit does not have."
+        "The leader computes the HW over the committed ISR only: a follower whose ISR expansion is "
+        "pending (KIP-497 maximal ISR) or that is caught up but not yet a member is not waited for. "
+        "Symptom: the HW passes an offset that a replica the controller is about to add to the ISR "
+        "does not have; once the expansion commits, an ISR member lacks committed records."
     ),
     ACKS_ALL_NO_WAIT: (
         "The leader answers acks=all (-1) with NONE right after the local append instead of waiting "

@@ -168,13 +168,15 @@ class Partition:
         if len(self.view.isr) < cfg.effective_min_isr and not self.rt.mutant(mutants.HW_BELOW_MIN_ISR):
             return False
         counted = self.maximal_isr()
-        if self.rt.mutant(mutants.HW_IGNORES_PENDING_ISR):
+        isr_only = self.rt.mutant(mutants.HW_IGNORES_PENDING_ISR)
+        if isr_only:
             counted = self.view.isr
         leader_leo = self.log.leo
         candidate = leader_leo
         for broker in sorted(self.leading.remotes):
             remote = self.leading.remotes[broker]
-            if broker in counted or remote.is_caught_up(leader_leo, self.rt.now_ms, cfg.replica_lag_time_max_ms):
+            caught_up = remote.is_caught_up(leader_leo, self.rt.now_ms, cfg.replica_lag_time_max_ms)
+            if broker in counted or (caught_up and not isr_only):
                 candidate = min(candidate, remote.leo)
         return self.log.advance_hw(candidate)
 
