@@ -15,6 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.junit import JUnitCase, write_junit
 from kconform.ci.options import GateOptions
@@ -33,9 +37,6 @@ from kconform.traces.counterexample import (
     write_counterexample,
 )
 from kconform.traces.replay import make_adapter, replay
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 DEFAULT_EXAMPLES = 200
 DEFAULT_STEPS = 50

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import networkx as nx
+
 from kconform.model.actions import SearchBounds, booted_state, successors
 from kconform.model.config import ReplicationConfig
 from kconform.model.invariants import Violation, check_state, check_step

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings, stateful
 from hypothesis import seed as hypothesis_seed
+
 from kconform.conformance.adapter import Adapter
 from kconform.conformance.machine import ConformanceFailure, RunLog, make_machine
 from kconform.conformance.runner import LockstepRun
@@ -53,14 +54,16 @@ def run_campaign(
     seconds: float | None = None,
     steps: int = 50,
     progress: Callable[[int, int], None] | None = None,
+    zoo: bool = True,
 ) -> CampaignResult:
-    """Run until the example or time budget is spent or a failure is found (and shrunk)."""
+    """Run the zoo (unless ``zoo`` is False), then random search until the example or time budget is
+    spent or a failure is found (and shrunk)."""
     if examples is None and seconds is None:
         examples = 100
     log = RunLog()
     started = time.perf_counter()
     log.started = started
-    scenario_run = first_failing_scenario(adapter_factory, cfg, mutants)
+    scenario_run = first_failing_scenario(adapter_factory, cfg, mutants) if zoo else None
     if scenario_run is not None:
         log.absorb(scenario_run)
         log.seconds_to_first_failure = time.perf_counter() - started

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from hypothesis import strategies as st
 from hypothesis import target
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
 from kconform.conformance.adapter import Adapter
 from kconform.conformance.lockstep import Finding
 from kconform.conformance.runner import LockstepRun

@@ -59,7 +59,28 @@ FAST_FAILOVER = Scenario(
     ),
 )
 
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in (FAST_FAILOVER,)}
+REJOIN_BEFORE_EPOCH_START = Scenario(
+    name="rejoin-before-epoch-start",
+    doc=(
+        "KAFKA-7128 / hachikuji Kip320 note 4: follower 1 crashes, broker 0 appends record 1, the "
+        "controller moves leadership to broker 1 before it noticed the crash, so broker 0 leads again "
+        "in a later epoch that starts after record 1. When broker 1 restarts with an empty log it is "
+        "at the HW but not at the epoch's start offset: it must not rejoin the ISR yet."
+    ),
+    min_replicas=2,
+    ops=(
+        o.Run(1000),
+        o.Crash(1),
+        o.Produce(1, -1),
+        o.Run(300),
+        o.MoveLeader(1),
+        o.Restart(1),
+        o.Run(1000),
+        o.Run(3000),
+    ),
+)
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (FAST_FAILOVER, REJOIN_BEFORE_EPOCH_START)}
 
 
 def run_scenario(

@@ -9,6 +9,7 @@ import types
 from pathlib import Path
 
 import pytest
+
 from kconform.ci import cli, gate
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.options import GateOptions, ReplayOptions

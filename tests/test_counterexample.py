@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces.counterexample import (
     FORMAT,

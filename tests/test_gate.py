@@ -7,6 +7,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+
 from kconform.ci import cli
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.gate import run_gate
@@ -15,7 +17,6 @@ from kconform.impl import ReferenceCluster
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces.counterexample import read_counterexample
 from kconform.traces.replay import replay, run_replay
-from rich.console import Console
 
 SMALL = os.environ.get("KCONFORM_BUDGET") == "small"
 

@@ -6,6 +6,7 @@ import random
 from typing import TypeVar
 
 import pytest
+
 from kconform.impl import MUTANTS, ReferenceCluster
 from kconform.impl.messages import FetchRequest, MetadataUpdate, ProduceRequest
 from kconform.model.config import Protocol, ReplicationConfig

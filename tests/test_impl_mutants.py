@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 import pytest
+
 from kconform.impl import MUTANTS, ReferenceCluster
 from kconform.impl.messages import (
     AlterPartitionRequest,
@@ -18,7 +19,6 @@ from kconform.impl.messages import (
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces import events as ev
 from kconform.traces import operations as ops
-
 from tests.test_impl_protocols import fast_failover
 
 E = TypeVar("E", bound=ev.Event)

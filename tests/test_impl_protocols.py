@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TypeVar
 
 import pytest
+
 from kconform.impl import ReferenceCluster
 from kconform.impl.disk import Disk
 from kconform.impl.fetcher import diverging_epoch_truncation, epoch_answer_truncation

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+
 from kconform.model import invariants as I
 from kconform.model import replication as R
 from kconform.model.config import ReplicationConfig
 from kconform.model.state import State
 from kconform.traces.events import Entry
-
 from tests.modelkit import booted, replicate
 
 CFG = ReplicationConfig()

@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
 from kconform.ci.junit import JUnitCase, junit_xml, write_junit
 
 CASES = [

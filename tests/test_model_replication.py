@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+
 from kconform.model import epochs
 from kconform.model import replication as R
 from kconform.model.config import ConfigError, Protocol, ReplicationConfig
 from kconform.traces import events as ev
-
 from tests.modelkit import booted, replicate, spread_metadata
 
 CFG = ReplicationConfig()

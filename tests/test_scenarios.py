@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from kconform.conformance.lockstep import INVARIANT_VIOLATION, NON_CONFORMANCE
 from kconform.conformance.scenarios import FAST_FAILOVER, SCENARIOS, run_scenario
 from kconform.impl import ReferenceCluster
@@ -30,3 +31,10 @@ def test_fast_failover_catches_the_kip_101_truncation_mutant() -> None:
     assert run.failure is not None
     assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, "fetch_applied")
     assert "truncated_to" in run.failure.message
+
+
+def test_rejoin_before_epoch_start_catches_the_early_isr_expand_mutant() -> None:
+    scenario = SCENARIOS["rejoin-before-epoch-start"]
+    run = run_scenario(ReferenceCluster(), scenario, ReplicationConfig(), frozenset({"early-isr-expand"}))
+    assert run.failure is not None
+    assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, "isr_change_proposed")

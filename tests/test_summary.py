@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from kconform.ci.summary import InvariantRow, MutantRow, invariant_table, mutant_table, render
 from rich.console import Console
+
+from kconform.ci.summary import InvariantRow, MutantRow, invariant_table, mutant_table, render
 
 
 def _console() -> Console:

@@ -11,14 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rich.console import Console
+from rich.table import Table
+
 from kconform.conformance.adapter import Adapter, AdapterError
 from kconform.conformance.lockstep import Finding, Judge
 from kconform.model.state import State
 from kconform.traces.counterexample import Counterexample
 from kconform.traces.events import Event
 from kconform.traces.operations import Boot
-from rich.console import Console
-from rich.table import Table
 
 if TYPE_CHECKING:
     from kconform.ci.options import ReplayOptions

@@ -1,7 +1,9 @@
-"""Time to detect each mutant: median and max over several seeds, and the shrunk counterexample length.
+"""Time to detect each mutant: median and max over several seeds, with the gate's known-bug zoo and
+with random search alone, plus the shrunk counterexample length.
 
 Run: ``python -m kconform.ci.benchmarks.detect [--seeds 5] [--cap 120] [--mutant NAME ...]``.
-Prints one row per mutant; a mutant not caught within the cap is reported as survived.
+Detection time is measured to the first failing run (shrinking excluded, reported separately).
+A mutant not caught within the cap counts as ``inf``.
 """
 
 from __future__ import annotations
@@ -9,13 +11,49 @@ from __future__ import annotations
 import argparse
 import platform
 import statistics
-import time
+from dataclasses import dataclass, field
+
+from rich.console import Console
+from rich.table import Table
 
 from kconform.conformance.hunt import run_campaign
 from kconform.impl import MUTANTS, ReferenceCluster
 from kconform.model.config import ReplicationConfig
-from rich.console import Console
-from rich.table import Table
+
+INF = float("inf")
+
+
+@dataclass
+class Sample:
+    detect: list[float] = field(default_factory=list)
+    total: list[float] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    verdicts: set[str] = field(default_factory=set)
+
+    @property
+    def caught(self) -> int:
+        return sum(1 for t in self.detect if t != INF)
+
+
+def measure(name: str, seeds: int, cap: float, zoo: bool) -> Sample:
+    sample = Sample()
+    for seed in range(seeds):
+        result = run_campaign(ReferenceCluster, ReplicationConfig(), frozenset({name}), seed=seed, seconds=cap, zoo=zoo)
+        run = result.failure
+        if run is None or run.failure is None or run.failing_step is None:
+            sample.detect.append(INF)
+            sample.total.append(INF)
+            continue
+        detect = result.log.seconds_to_first_failure
+        sample.detect.append(detect if detect is not None else result.seconds)
+        sample.total.append(result.seconds)
+        sample.lengths.append(run.failing_step + 1)
+        sample.verdicts.add(f"{run.failure.verdict}: {run.failure.name}")
+    return sample
+
+
+def _fmt(values: list[float]) -> str:
+    return f"{statistics.median(values):.1f} / {max(values):.1f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,53 +62,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cap", type=float, default=120.0, help="seconds per (mutant, seed)")
     parser.add_argument("--mutant", action="append", default=None)
     args = parser.parse_args(argv)
-    console = Console()
-    cfg = ReplicationConfig()
+    console = Console(width=160)
     names = args.mutant or sorted(MUTANTS)
-    console.print(f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()}")
-    table = Table(title=f"time to detect each mutant ({args.seeds} seeds, cap {args.cap:.0f} s)")
+    console.print(f"machine: {platform.machine()} python {platform.python_version()}, one process")
+    table = Table(
+        title=f"time to detect each mutant, seconds, median / max over {args.seeds} seeds (cap {args.cap:.0f} s)"
+    )
     for col in (
         "mutant",
-        "caught",
-        "median s to detect",
-        "max s",
-        "median s incl. shrink",
-        "median cx length",
-        "verdicts",
+        "gate: caught",
+        "gate: detect",
+        "gate: incl. shrink",
+        "gate: cx length (median)",
+        "random only: caught",
+        "random only: detect",
+        "verdict",
     ):
         table.add_column(col)
     for name in names:
-        seconds: list[float] = []
-        totals: list[float] = []
-        lengths: list[int] = []
-        verdicts: set[str] = set()
-        caught = 0
-        for seed in range(args.seeds):
-            started = time.perf_counter()
-            result = run_campaign(ReferenceCluster, cfg, frozenset({name}), seed=seed, seconds=args.cap)
-            elapsed = time.perf_counter() - started
-            run = result.failure
-            if run is not None and run.failure is not None and run.failing_step is not None:
-                caught += 1
-                detect = result.log.seconds_to_first_failure
-                seconds.append(detect if detect is not None else elapsed)
-                totals.append(elapsed)
-                lengths.append(run.failing_step + 1)
-                verdicts.add(f"{run.failure.verdict}:{run.failure.name}")
-            else:
-                seconds.append(float("inf"))
-                totals.append(float("inf"))
-        finite = [s for s in seconds if s != float("inf")]
+        gate = measure(name, args.seeds, args.cap, zoo=True)
+        rand = measure(name, args.seeds, args.cap, zoo=False)
         table.add_row(
             name,
-            f"{caught}/{args.seeds}",
-            f"{statistics.median(seconds):.1f}",
-            f"{max(seconds):.1f}",
-            f"{statistics.median(totals):.1f}",
-            f"{statistics.median(lengths):.0f}" if lengths else "-",
-            ", ".join(sorted(verdicts)) or ("survived" if not finite else ""),
+            f"{gate.caught}/{args.seeds}",
+            _fmt(gate.detect),
+            _fmt(gate.total),
+            f"{statistics.median(gate.lengths):.0f}" if gate.lengths else "-",
+            f"{rand.caught}/{args.seeds}",
+            _fmt(rand.detect),
+            ", ".join(sorted(gate.verdicts | rand.verdicts)),
         )
-        console.print(f"{name}: {caught}/{args.seeds} caught")
+        console.print(f"{name}: gate {gate.caught}/{args.seeds}, random only {rand.caught}/{args.seeds}")
     console.print(table)
     return 0
 

@@ -10,11 +10,12 @@ import argparse
 import platform
 import time
 
+from rich.console import Console
+
 from kconform.conformance import lockstep
 from kconform.conformance.hunt import run_campaign
 from kconform.impl import ReferenceCluster
 from kconform.model.config import ReplicationConfig
-from rich.console import Console
 
 
 def main(argv: list[str] | None = None) -> int:
