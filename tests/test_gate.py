@@ -94,3 +94,13 @@ def test_self_check_catches_every_mutant(tmp_path: Path) -> None:
     from kconform.impl import MUTANTS
 
     assert len(list(tmp_path.glob("mutant-*.jsonl"))) == len(MUTANTS)
+
+
+def test_gate_passes_on_the_kip_320_rung(tmp_path: Path) -> None:
+    """The OffsetsForLeaderEpoch path (KIP-101/279/320 rungs) conforms in lockstep too."""
+    console = _console()
+    cfg = ReplicationConfig(protocol=Protocol.KIP_320)
+    code = run_gate(GateOptions(cfg, examples=60, seed=5, out=tmp_path, progress=False), console)
+    text = console.export_text()
+    assert code == EXIT_PASS, text
+    assert "epoch_query_applied" in text
