@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from kconform.model import invariants, replication
 from kconform.model.config import ReplicationConfig
@@ -29,6 +29,9 @@ from kconform.model.replication import (
 )
 from kconform.model.state import PartitionRecord, PendingIsr, State, initial_state
 from kconform.traces import events as ev
+
+Q = TypeVar("Q")
+A = TypeVar("A")
 
 NON_CONFORMANCE = "non-conformance"
 INVARIANT_VIOLATION = "invariant-violation"
@@ -63,6 +66,17 @@ def _compare(claimed: dict[str, Any], expected: dict[str, Any]) -> None:
     ]
     if diffs:
         raise _Mismatch(diffs)
+
+
+def _own_request(
+    sent: dict[int, tuple[int, Q]], answers: dict[int, list[A]], msg: int, node: int, what: str
+) -> tuple[Q, list[A]]:
+    """The request ``node`` sent as ``msg`` and every answer it got, or NotEnabled."""
+    sender, request = sent.get(msg, (-1, None))
+    given = answers.get(msg, [])
+    if sender != node or request is None or not given:
+        raise NotEnabled(f"broker {node} got no answer to {what} {msg} of its own")
+    return request, given
 
 
 def _sorted(isr: tuple[int, ...]) -> tuple[int, ...]:
@@ -284,10 +298,7 @@ class Judge:
         return s
 
     def _fetch_applied(self, e: ev.FetchApplied) -> State:
-        follower, q = self._fetches.get(e.msg, (-1, None))
-        answers = self._fetch_answers.get(e.msg, [])
-        if follower != e.node or q is None or not answers:
-            raise NotEnabled(f"broker {e.node} got no answer to a Fetch {e.msg} of its own")
+        q, answers = _own_request(self._fetches, self._fetch_answers, e.msg, e.node, "a Fetch")
         claimed = {"outcome": e.outcome, "truncated_to": e.truncated_to, "appended": e.appended, "hw": e.hw}
         return self._first_match(
             answers, lambda resp: replication.apply_fetch_response(self.state, self.cfg, e.node, q, resp), claimed
@@ -340,10 +351,7 @@ class Judge:
         return self.state
 
     def _epoch_query_applied(self, e: ev.EpochQueryApplied) -> State:
-        follower, q = self._queries.get(e.msg, (-1, None))
-        answers = self._query_answers.get(e.msg, [])
-        if follower != e.node or q is None or not answers:
-            raise NotEnabled(f"broker {e.node} got no answer to an OffsetsForLeaderEpoch {e.msg} of its own")
+        q, answers = _own_request(self._queries, self._query_answers, e.msg, e.node, "an OffsetsForLeaderEpoch")
         claimed = {"outcome": e.outcome, "truncated_to": e.truncated_to, "hw": e.hw}
         return self._first_match(
             answers, lambda a: replication.apply_epoch_answer(self.state, self.cfg, e.node, q, a), claimed

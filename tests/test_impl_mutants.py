@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 import pytest
 
 from kconform.impl import MUTANTS, ReferenceCluster
@@ -19,32 +17,14 @@ from kconform.impl.messages import (
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces import events as ev
 from kconform.traces import operations as ops
+from tests.implkit import deliver, of, replicate
 from tests.test_impl_protocols import fast_failover
-
-E = TypeVar("E", bound=ev.Event)
 
 
 def _boot(mutants: frozenset[str], **cfg: object) -> ReferenceCluster:
     rc = ReferenceCluster()
     rc.reset(ReplicationConfig(**cfg), 0, mutants)  # type: ignore[arg-type]
     return rc
-
-
-def _of(events: list[ev.Event], kind: type[E]) -> list[E]:
-    return [e for e in events if isinstance(e, kind)]
-
-
-def _replicate(rc: ReferenceCluster, rounds: int = 4) -> list[ev.Event]:
-    out: list[ev.Event] = []
-    for _ in range(rounds):
-        out += rc.apply(ops.Settle(10_000)) + rc.apply(ops.Advance(500))
-    return out + rc.apply(ops.Settle(10_000))
-
-
-def _deliver(rc: ReferenceCluster, payload: type, src: int | None = None, dst: int | None = None) -> list[ev.Event]:
-    index = rc.cluster.index_of(payload, src, dst)
-    assert index is not None, f"no {payload.__name__} in flight from {src} to {dst}"
-    return rc.apply(ops.Deliver(index))
 
 
 def test_every_mutant_names_its_issue_and_symptom() -> None:
@@ -70,20 +50,20 @@ def test_every_mutant_names_its_issue_and_symptom() -> None:
 def _follower_with_records_above_its_hw(mutants: frozenset[str]) -> list[ev.Event]:
     """Broker 2 fetched a record but not yet the HW that covers it; leadership then moves."""
     rc = _boot(mutants)
-    _replicate(rc)
+    replicate(rc)
     rc.apply(ops.Produce(rid=1, acks=1))
-    _deliver(rc, ProduceRequest, dst=0)
+    deliver(rc, ProduceRequest, dst=0)
     rc.apply(ops.Advance(500))
-    _deliver(rc, FetchRequest, src=2)
-    _deliver(rc, FetchResponse, dst=2)
+    deliver(rc, FetchRequest, src=2)
+    deliver(rc, FetchResponse, dst=2)
     assert (rc.cluster.brokers[2].log.leo, rc.cluster.brokers[2].log.hw) == (1, 0)
     rc.apply(ops.MoveLeader(1))
-    return _deliver(rc, MetadataUpdate, dst=2)
+    return deliver(rc, MetadataUpdate, dst=2)
 
 
 def test_truncate_to_hw_drops_records_above_the_local_hw() -> None:
-    normal = _of(_follower_with_records_above_its_hw(frozenset()), ev.MetadataApplied)
-    mutant = _of(_follower_with_records_above_its_hw(frozenset({"truncate-to-hw"})), ev.MetadataApplied)
+    normal = of(_follower_with_records_above_its_hw(frozenset()), ev.MetadataApplied)
+    mutant = of(_follower_with_records_above_its_hw(frozenset({"truncate-to-hw"})), ev.MetadataApplied)
     assert [(e.outcome, e.truncated_to) for e in normal] == [("become_follower", -1)]
     assert [(e.outcome, e.truncated_to) for e in mutant] == [("become_follower", 0)]
 
@@ -108,9 +88,9 @@ def _consumer_with_a_stale_epoch(mutants: frozenset[str], protocol: Protocol) ->
     """The consumer caches (leader 1, epoch 1); broker 1 leads again in epoch 3."""
     rc = _boot(mutants, protocol=protocol)
     rc.apply(ops.Produce(rid=1, acks=-1))
-    _replicate(rc)
+    replicate(rc)
     rc.apply(ops.MoveLeader(1))
-    _replicate(rc)
+    replicate(rc)
     rc.apply(ops.Advance(5_000))
     rc.apply(ops.MoveLeader(2))
     rc.apply(ops.MoveLeader(1))
@@ -122,9 +102,9 @@ def _consumer_with_a_stale_epoch(mutants: frozenset[str], protocol: Protocol) ->
 
 
 def test_no_epoch_fencing_serves_a_consumer_with_a_stale_leader_epoch() -> None:
-    normal = _of(_consumer_with_a_stale_epoch(frozenset(), Protocol.KIP_320), ev.ConsumerFetchHandled)
+    normal = of(_consumer_with_a_stale_epoch(frozenset(), Protocol.KIP_320), ev.ConsumerFetchHandled)
     assert [(e.current_leader_epoch, e.error) for e in normal] == [(1, ev.FENCED_LEADER_EPOCH)]
-    mutant = _of(
+    mutant = of(
         _consumer_with_a_stale_epoch(frozenset({"no-epoch-fencing"}), Protocol.KIP_320), ev.ConsumerFetchHandled
     )
     assert [(e.current_leader_epoch, e.error, e.entries) for e in mutant] == [(1, ev.NONE, (ev.Entry(0, 0, 1),))]
@@ -133,13 +113,13 @@ def test_no_epoch_fencing_serves_a_consumer_with_a_stale_leader_epoch() -> None:
 def test_no_epoch_fencing_answers_a_follower_that_is_ahead_of_the_broker() -> None:
     def run(mutants: frozenset[str]) -> list[ev.Event]:
         rc = _boot(mutants, protocol=Protocol.KIP_320)
-        _replicate(rc)
+        replicate(rc)
         rc.apply(ops.MoveLeader(1))
-        _deliver(rc, MetadataUpdate, dst=0)
-        return _deliver(rc, EpochQueryRequest, src=0, dst=1)
+        deliver(rc, MetadataUpdate, dst=0)
+        return deliver(rc, EpochQueryRequest, src=0, dst=1)
 
-    assert _of(run(frozenset()), ev.EpochQueryHandled)[0].error == ev.UNKNOWN_LEADER_EPOCH
-    assert _of(run(frozenset({"no-epoch-fencing"})), ev.EpochQueryHandled)[0].error == ev.NOT_LEADER_OR_FOLLOWER
+    assert of(run(frozenset()), ev.EpochQueryHandled)[0].error == ev.UNKNOWN_LEADER_EPOCH
+    assert of(run(frozenset({"no-epoch-fencing"})), ev.EpochQueryHandled)[0].error == ev.NOT_LEADER_OR_FOLLOWER
 
 
 # -------------------------------------------------------------------------- hw-below-min-isr
@@ -157,8 +137,8 @@ def _produce_with_the_isr_below_min(mutants: frozenset[str]) -> list[ev.Event]:
 
 
 def test_hw_below_min_isr_commits_with_fewer_copies_than_min_isr() -> None:
-    assert _of(_produce_with_the_isr_below_min(frozenset()), ev.ProduceHandled)[0].hw == 0
-    mutant = _of(_produce_with_the_isr_below_min(frozenset({"hw-below-min-isr"})), ev.ProduceHandled)
+    assert of(_produce_with_the_isr_below_min(frozenset()), ev.ProduceHandled)[0].hw == 0
+    mutant = of(_produce_with_the_isr_below_min(frozenset({"hw-below-min-isr"})), ev.ProduceHandled)
     assert mutant[0].hw == 1
 
 
@@ -174,7 +154,7 @@ def _new_leader_meets_a_lagging_follower(
     epoch start)."""
     rc = _boot(mutants, protocol=protocol)
     rc.apply(ops.Produce(rid=1, acks=1))
-    _replicate(rc)
+    replicate(rc)
     rc.apply(ops.Isolate(2))
     for _ in range(10):
         rc.apply(ops.Advance(1_000))
@@ -185,8 +165,8 @@ def _new_leader_meets_a_lagging_follower(
     rc.apply(ops.Produce(rid=2, acks=1))
     rc.apply(ops.Settle(10_000))
     rc.apply(ops.Advance(500))
-    _deliver(rc, FetchRequest, src=1)
-    _deliver(rc, FetchResponse, dst=1)
+    deliver(rc, FetchRequest, src=1)
+    deliver(rc, FetchResponse, dst=1)
     index = rc.cluster.index_of(FetchRequest, src=1)
     assert index is not None
     rc.apply(ops.Drop(index))
@@ -194,14 +174,14 @@ def _new_leader_meets_a_lagging_follower(
     assert [b.log.leo for b in rc.cluster.brokers] == [2, 2, 1]
     assert rc.cluster.brokers[1].log.hw == 1
     rc.apply(ops.MoveLeader(1))
-    _deliver(rc, MetadataUpdate, dst=1)
-    _deliver(rc, MetadataUpdate, dst=2)
+    deliver(rc, MetadataUpdate, dst=1)
+    deliver(rc, MetadataUpdate, dst=2)
     if protocol.uses_epoch_query:
-        _deliver(rc, EpochQueryRequest, src=2, dst=1)
-        _deliver(rc, EpochQueryResponse, dst=2)
+        deliver(rc, EpochQueryRequest, src=2, dst=1)
+        deliver(rc, EpochQueryResponse, dst=2)
     assert rc.cluster.brokers[1].log.epochs.start_offset_of(1) == 2
     assert rc.cluster.brokers[1].log.hw == 1
-    return rc, _deliver(rc, FetchRequest, src=2, dst=1)
+    return rc, deliver(rc, FetchRequest, src=2, dst=1)
 
 
 def test_early_isr_expand_admits_a_follower_below_the_epoch_start() -> None:
@@ -209,7 +189,7 @@ def test_early_isr_expand_admits_a_follower_below_the_epoch_start() -> None:
     assert [type(e) for e in normal] == [ev.FetchHandled]
     _, mutant = _new_leader_meets_a_lagging_follower(frozenset({"early-isr-expand"}), Protocol.DIVERGING_EPOCH)
     assert [type(e) for e in mutant] == [ev.FetchHandled, ev.IsrChangeProposed]
-    assert [e.isr for e in _of(mutant, ev.IsrChangeProposed)] == [(0, 1, 2)]
+    assert [e.isr for e in of(mutant, ev.IsrChangeProposed)] == [(0, 1, 2)]
 
 
 def _hw_after_the_old_leader_catches_up(mutants: frozenset[str]) -> int:
@@ -218,10 +198,10 @@ def _hw_after_the_old_leader_catches_up(mutants: frozenset[str]) -> int:
     rc, events = _new_leader_meets_a_lagging_follower(mutants, Protocol.KIP_279)
     assert [type(e) for e in events] == [ev.FetchHandled, ev.IsrChangeProposed]
     assert rc.cluster.index_of(AlterPartitionRequest) is not None  # still pending at the controller
-    _deliver(rc, MetadataUpdate, dst=0)
-    _deliver(rc, EpochQueryRequest, src=0, dst=1)
-    _deliver(rc, EpochQueryResponse, dst=0)
-    handled = _of(_deliver(rc, FetchRequest, src=0, dst=1), ev.FetchHandled)
+    deliver(rc, MetadataUpdate, dst=0)
+    deliver(rc, EpochQueryRequest, src=0, dst=1)
+    deliver(rc, EpochQueryResponse, dst=0)
+    handled = of(deliver(rc, FetchRequest, src=0, dst=1), ev.FetchHandled)
     assert [(e.follower, e.entries) for e in handled] == [(0, ())]
     return handled[0].leader_hw
 
@@ -238,6 +218,6 @@ def test_acks_all_no_wait_acknowledges_before_replication() -> None:
     for mutants, expected in ((frozenset(), []), (frozenset({"acks-all-no-wait"}), [ev.NONE])):
         rc = _boot(mutants)
         rc.apply(ops.Produce(rid=1, acks=-1))
-        events = _deliver(rc, ProduceRequest, dst=0)
-        assert _of(events, ev.ProduceHandled)[0].hw == 0
-        assert [e.error for e in _of(events, ev.ProduceCompleted)] == expected
+        events = deliver(rc, ProduceRequest, dst=0)
+        assert of(events, ev.ProduceHandled)[0].hw == 0
+        assert [e.error for e in of(events, ev.ProduceCompleted)] == expected

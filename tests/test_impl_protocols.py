@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 import pytest
 
 from kconform.impl import ReferenceCluster
@@ -22,31 +20,13 @@ from kconform.impl.messages import (
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces import events as ev
 from kconform.traces import operations as ops
-
-E = TypeVar("E", bound=ev.Event)
+from tests.implkit import deliver, of, replicate
 
 
 def _boot(protocol: Protocol, mutants: frozenset[str] = frozenset()) -> ReferenceCluster:
     rc = ReferenceCluster()
     rc.reset(ReplicationConfig(protocol=protocol), 0, mutants)
     return rc
-
-
-def _of(events: list[ev.Event], kind: type[E]) -> list[E]:
-    return [e for e in events if isinstance(e, kind)]
-
-
-def _replicate(rc: ReferenceCluster, rounds: int = 4) -> list[ev.Event]:
-    out: list[ev.Event] = []
-    for _ in range(rounds):
-        out += rc.apply(ops.Settle(10_000)) + rc.apply(ops.Advance(500))
-    return out + rc.apply(ops.Settle(10_000))
-
-
-def _deliver(rc: ReferenceCluster, payload: type, src: int | None = None, dst: int | None = None) -> list[ev.Event]:
-    index = rc.cluster.index_of(payload, src, dst)
-    assert index is not None, f"no {payload.__name__} in flight from {src} to {dst}"
-    return rc.apply(ops.Deliver(index))
 
 
 def _drop_all(rc: ReferenceCluster, payload: type, src: int | None = None, dst: int | None = None) -> None:
@@ -64,9 +44,9 @@ def _replica_request(protocol: Protocol) -> type:
 def _unreplicated_record_then_move_leader(protocol: Protocol) -> tuple[ReferenceCluster, list[ev.Event]]:
     """Broker 0 leads and appends record 1 that no follower fetched; broker 1 then leads (epoch 1)."""
     rc = _boot(protocol)
-    _replicate(rc)
+    replicate(rc)
     rc.apply(ops.Produce(rid=1, acks=1))
-    _deliver(rc, ProduceRequest, dst=0)
+    deliver(rc, ProduceRequest, dst=0)
     assert rc.apply(ops.MoveLeader(1)) == [ev.LeaderMoved(-1, 1, 1, (0, 1, 2), 1)]
     return rc, rc.apply(ops.Settle(10_000))
 
@@ -76,18 +56,18 @@ def _unreplicated_record_then_move_leader(protocol: Protocol) -> tuple[Reference
 
 def test_pre_kip_101_follower_truncates_to_its_hw_on_becoming_follower() -> None:
     rc, events = _unreplicated_record_then_move_leader(Protocol.TRUNCATE_TO_HW)
-    applied = [e for e in _of(events, ev.MetadataApplied) if e.node == 0]
+    applied = [e for e in of(events, ev.MetadataApplied) if e.node == 0]
     assert applied[0] == ev.MetadataApplied(0, 1, 1, (0, 1, 2), 1, "become_follower", 0, 0)
     assert rc.cluster.brokers[0].log.entries == []
 
 
 def test_kip_101_truncates_to_the_leader_end_offset_without_an_epoch() -> None:
     rc, events = _unreplicated_record_then_move_leader(Protocol.KIP_101)
-    sent = [e for e in _of(events, ev.EpochQuerySent) if e.node == 0]
+    sent = [e for e in of(events, ev.EpochQuerySent) if e.node == 0]
     assert [(e.requested_epoch, e.current_leader_epoch, e.follower_epoch) for e in sent] == [(0, -1, 1)]
-    handled = [e for e in _of(events, ev.EpochQueryHandled) if e.follower == 0]
+    handled = [e for e in of(events, ev.EpochQueryHandled) if e.follower == 0]
     assert [(e.error, e.epoch, e.end_offset) for e in handled] == [(ev.NONE, -1, 0)]
-    applied = [e for e in _of(events, ev.EpochQueryApplied) if e.node == 0]
+    applied = [e for e in of(events, ev.EpochQueryApplied) if e.node == 0]
     assert [(e.outcome, e.truncated_to) for e in applied] == [("truncated", 0)]
     assert rc.cluster.brokers[0].log.entries == []
 
@@ -95,22 +75,22 @@ def test_kip_101_truncates_to_the_leader_end_offset_without_an_epoch() -> None:
 @pytest.mark.parametrize("protocol", [Protocol.KIP_279, Protocol.KIP_320])
 def test_kip_279_answer_carries_the_epoch(protocol: Protocol) -> None:
     rc, events = _unreplicated_record_then_move_leader(protocol)
-    handled = [e for e in _of(events, ev.EpochQueryHandled) if e.follower == 0]
+    handled = [e for e in of(events, ev.EpochQueryHandled) if e.follower == 0]
     assert [(e.error, e.epoch, e.end_offset) for e in handled] == [(ev.NONE, 0, 0)]
-    applied = [e for e in _of(events, ev.EpochQueryApplied) if e.node == 0]
+    applied = [e for e in of(events, ev.EpochQueryApplied) if e.node == 0]
     assert [(e.outcome, e.truncated_to) for e in applied] == [("truncated", 0)]
-    sent = [e for e in _of(events, ev.EpochQuerySent) if e.node == 0]
+    sent = [e for e in of(events, ev.EpochQuerySent) if e.node == 0]
     assert sent[0].current_leader_epoch == (1 if protocol is Protocol.KIP_320 else -1)
     assert rc.cluster.brokers[0].log.entries == []
 
 
 def test_diverging_epoch_truncates_on_fetch() -> None:
     rc, events = _unreplicated_record_then_move_leader(Protocol.DIVERGING_EPOCH)
-    sent = [e for e in _of(events, ev.FetchSent) if e.node == 0]
+    sent = [e for e in of(events, ev.FetchSent) if e.node == 0]
     assert sent[0] == ev.FetchSent(0, sent[0].msg, 1, 1, 0, 1, 1)
-    handled = [e for e in _of(events, ev.FetchHandled) if e.follower == 0]
+    handled = [e for e in of(events, ev.FetchHandled) if e.follower == 0]
     assert handled[0] == ev.FetchHandled(1, sent[0].msg, 0, ev.NONE, (), 0, 0, 0, 0, 0)
-    applied = [e for e in _of(events, ev.FetchApplied) if e.node == 0]
+    applied = [e for e in of(events, ev.FetchApplied) if e.node == 0]
     assert applied[0] == ev.FetchApplied(0, sent[0].msg, "diverged", 0, 0, 0)
     assert rc.cluster.brokers[0].log.entries == []
 
@@ -124,34 +104,34 @@ def fast_failover(protocol: Protocol, mutants: frozenset[str] = frozenset()) -> 
     broker 2 (its truncation decides whether c@1 survives)."""
     rc = _boot(protocol, mutants)
     rc.apply(ops.Produce(rid=1, acks=1))
-    _replicate(rc)
+    replicate(rc)
     rc.apply(ops.Produce(rid=2, acks=1))
-    _deliver(rc, ProduceRequest, dst=0)
-    _deliver(rc, ProduceResponse)
+    deliver(rc, ProduceRequest, dst=0)
+    deliver(rc, ProduceResponse)
     rc.apply(ops.Advance(500))
-    _deliver(rc, FetchRequest, src=2)
-    _deliver(rc, FetchResponse, dst=2)
+    deliver(rc, FetchRequest, src=2)
+    deliver(rc, FetchResponse, dst=2)
     _drop_all(rc, FetchRequest)
     assert [b.log.leo for b in rc.cluster.brokers] == [2, 1, 2]
 
     rc.apply(ops.MoveLeader(1))
-    _deliver(rc, MetadataUpdate, dst=1)
-    _deliver(rc, MetadataUpdate, dst=0)
-    _deliver(rc, MetadataUpdate, dst=2)
+    deliver(rc, MetadataUpdate, dst=1)
+    deliver(rc, MetadataUpdate, dst=0)
+    deliver(rc, MetadataUpdate, dst=2)
     _drop_all(rc, _replica_request(protocol))
     rc.apply(ops.Produce(rid=3, acks=1))  # goes to broker 0, refused: the producer refreshes
-    _deliver(rc, ProduceRequest, dst=0)
-    _deliver(rc, ProduceResponse)
+    deliver(rc, ProduceRequest, dst=0)
+    deliver(rc, ProduceResponse)
     rc.apply(ops.Produce(rid=4, acks=1))
-    _deliver(rc, ProduceRequest, dst=1)
+    deliver(rc, ProduceRequest, dst=1)
     assert rc.cluster.brokers[1].log.entries[1] == ev.Entry(1, 1, 4)
 
     rc.apply(ops.MoveLeader(2))
-    _deliver(rc, MetadataUpdate, dst=2)
-    events = _deliver(rc, MetadataUpdate, dst=1)
-    events += _deliver(rc, _replica_request(protocol), src=1, dst=2)
+    deliver(rc, MetadataUpdate, dst=2)
+    events = deliver(rc, MetadataUpdate, dst=1)
+    events += deliver(rc, _replica_request(protocol), src=1, dst=2)
     answer = FetchResponse if protocol is Protocol.DIVERGING_EPOCH else EpochQueryResponse
-    events += _deliver(rc, answer, src=2, dst=1)
+    events += deliver(rc, answer, src=2, dst=1)
     return rc, events
 
 
@@ -177,7 +157,7 @@ def test_kip_279_finds_the_true_divergence_point(protocol: Protocol) -> None:
 
 def test_diverging_epoch_finds_the_true_divergence_point() -> None:
     rc, events = fast_failover(Protocol.DIVERGING_EPOCH)
-    handled = _of(events, ev.FetchHandled)
+    handled = of(events, ev.FetchHandled)
     assert [(e.diverging_epoch, e.diverging_end_offset) for e in handled] == [(0, 2)]
     assert _truncation_of_broker_1(events) == ("diverged", 1)
     assert rc.cluster.brokers[1].log.leo == 1
@@ -192,15 +172,15 @@ def test_diverging_epoch_finds_the_true_divergence_point() -> None:
 )
 def test_epoch_query_to_a_broker_that_has_not_learned_the_epoch(protocol: Protocol, error: int) -> None:
     rc = _boot(protocol)
-    _replicate(rc)
+    replicate(rc)
     rc.apply(ops.MoveLeader(1))
-    _deliver(rc, MetadataUpdate, dst=0)
-    events = _deliver(rc, EpochQueryRequest, src=0, dst=1)
-    assert [(e.error, e.epoch, e.end_offset) for e in _of(events, ev.EpochQueryHandled)] == [(error, -1, -1)]
-    events = _deliver(rc, EpochQueryResponse, src=1, dst=0)
-    assert [(e.outcome, e.truncated_to) for e in _of(events, ev.EpochQueryApplied)] == [("error", -1)]
+    deliver(rc, MetadataUpdate, dst=0)
+    events = deliver(rc, EpochQueryRequest, src=0, dst=1)
+    assert [(e.error, e.epoch, e.end_offset) for e in of(events, ev.EpochQueryHandled)] == [(error, -1, -1)]
+    events = deliver(rc, EpochQueryResponse, src=1, dst=0)
+    assert [(e.outcome, e.truncated_to) for e in of(events, ev.EpochQueryApplied)] == [("error", -1)]
     events = rc.apply(ops.Settle(10_000)) + rc.apply(ops.Advance(500)) + rc.apply(ops.Settle(10_000))
-    assert ("truncated", 0) in [(e.outcome, e.truncated_to) for e in _of(events, ev.EpochQueryApplied)]
+    assert ("truncated", 0) in [(e.outcome, e.truncated_to) for e in of(events, ev.EpochQueryApplied)]
 
 
 # ------------------------------------------------------------ truncation rules in isolation
