@@ -151,6 +151,8 @@ def _self_check(options: GateOptions, seed: int, console: Console) -> list[Mutan
         started = time.perf_counter()
         result = _campaign(options, options.config, frozenset({name}), seed, console, f"mutant {name}", None, budget)
         seconds = time.perf_counter() - started
+        if result.error is not None:
+            raise result.error
         run = result.failure
         if run is None or run.failure is None:
             outcomes.append(MutantOutcome(MutantRow(name, False, "survived", None, None, seconds), None, False))
@@ -219,7 +221,12 @@ def run_gate(options: GateOptions, console: Console | None = None) -> int:
                 )
                 for r in inv_rows
             ]
-            if result.failure is not None and result.failure.failure is not None:
+            if result.error is not None:
+                console.print(f"[red]kconform: error: {result.error}[/red]")
+                console.print("the tables above count what was checked before the harness error")
+                cases.append(JUnitCase("harness", "kconform", result.seconds, str(result.error)))
+                code = EXIT_ERROR
+            elif result.failure is not None and result.failure.failure is not None:
                 f = result.failure.failure
                 path = _report_failure(result.failure, options, console, f"counterexample-{seed}")
                 console.print(f"[bold red]{f.verdict}[/bold red] {f.name}: {f.message}")

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, Phase, Verbosity, settings, stateful
 from hypothesis import seed as hypothesis_seed
 
-from kconform.conformance.adapter import Adapter
-from kconform.conformance.machine import ConformanceFailure, RunLog, make_machine
-from kconform.conformance.runner import LockstepRun
+from kconform.conformance.adapter import Adapter, AdapterError
+from kconform.conformance.machine import ConformanceFailure, HarnessAbort, RunLog, make_machine
+from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun
 from kconform.conformance.scenarios import first_failing_scenario
 from kconform.model.config import ReplicationConfig
 
@@ -37,7 +37,8 @@ class CampaignResult:
     failure: LockstepRun | None
     seconds: float
     examples: int
-    program: str = ""
+    error: AdapterError | None = None
+    """The harness error that ended the campaign early; what was checked until then is in ``log``."""
 
     @property
     def passed(self) -> bool:
@@ -55,6 +56,7 @@ def run_campaign(
     steps: int = 50,
     progress: Callable[[int, int], None] | None = None,
     zoo: bool = True,
+    adapter_timeout_s: float = ADAPTER_TIMEOUT_S,
 ) -> CampaignResult:
     """Run the zoo (unless ``zoo`` is False), then random search until the example or time budget is
     spent or a failure is found (and shrunk)."""
@@ -63,7 +65,10 @@ def run_campaign(
     log = RunLog()
     started = time.perf_counter()
     log.started = started
-    scenario_run = first_failing_scenario(adapter_factory, cfg, mutants) if zoo else None
+    try:
+        scenario_run = first_failing_scenario(adapter_factory, cfg, mutants) if zoo else None
+    except AdapterError as exc:
+        return CampaignResult(log, None, time.perf_counter() - started, 0, error=exc)
     if scenario_run is not None:
         log.absorb(scenario_run)
         log.seconds_to_first_failure = time.perf_counter() - started
@@ -76,7 +81,7 @@ def run_campaign(
         if seconds is not None and time.perf_counter() - started >= seconds:
             break
         n = ROUND_EXAMPLES if examples is None else min(ROUND_EXAMPLES, examples - done)
-        machine = make_machine(adapter_factory, cfg, mutants, log, time.perf_counter)
+        machine = make_machine(adapter_factory, cfg, mutants, log, time.perf_counter, adapter_timeout_s)
         test = _get_state_machine_test(
             machine,
             settings=settings(
@@ -95,6 +100,8 @@ def run_campaign(
         runs_before = log.runs
         try:
             test()
+        except HarnessAbort as abort:
+            return CampaignResult(log, None, time.perf_counter() - started, done, error=abort.error)
         except ConformanceFailure:
             assert log.last_failure is not None
             return CampaignResult(log, log.last_failure, time.perf_counter() - started, done + (log.runs - runs_before))

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from hypothesis import target
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from kconform.conformance.adapter import Adapter
+from kconform.conformance.adapter import Adapter, AdapterError
 from kconform.conformance.lockstep import Finding
-from kconform.conformance.runner import LockstepRun
+from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun
 from kconform.model.config import ReplicationConfig
 from kconform.traces import operations as ops
 
@@ -33,6 +33,16 @@ FAMILIES = ("consume", "scheduling", "message-faults", "lag", "crash", "isolate"
 moves leaders and delivers messages reaches fast-failover interleavings that a run diluted by
 every fault rarely does. Produce, healthy runs, targeted delivery and small clock steps are always on;
 "scheduling" adds fine-grained delivery (settle a few, deliver by queue position)."""
+
+
+class HarnessAbort(BaseException):
+    """Carries an AdapterError out of Hypothesis without being shrunk: a crashed or hung
+    implementation is a harness error to report at once, not a property failure to minimise
+    (Hypothesis only catches Exception)."""
+
+    def __init__(self, error: AdapterError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class ConformanceFailure(AssertionError):
@@ -84,6 +94,7 @@ def make_machine(
     mutants: frozenset[str],
     log: RunLog,
     clock: Callable[[], float],
+    adapter_timeout_s: float = ADAPTER_TIMEOUT_S,
 ) -> type[RuleBasedStateMachine]:
     """A RuleBasedStateMachine class driving a fresh adapter per example."""
     brokers = st.integers(0, cfg.replicas - 1)
@@ -99,13 +110,19 @@ def make_machine(
         @initialize(seed=st.integers(0, 2**16), families=st.sets(st.sampled_from(FAMILIES)))
         def boot(self, seed: int, families: set[str]) -> None:
             self.families = frozenset(families)
-            self.run = LockstepRun(self.adapter, cfg, seed, mutants)
-            self.run.boot()
+            self.run = LockstepRun(self.adapter, cfg, seed, mutants, timeout_s=adapter_timeout_s)
+            try:
+                self.run.boot()
+            except AdapterError as exc:
+                raise HarnessAbort(exc) from exc
             self._check()
 
         def _do(self, op: ops.Operation) -> None:
             assert self.run is not None
-            self.run.apply(op)
+            try:
+                self.run.apply(op)
+            except AdapterError as exc:
+                raise HarnessAbort(exc) from exc
             self._check()
 
         def _check(self) -> None:

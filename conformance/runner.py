@@ -7,7 +7,11 @@ counterexample file and replayed. It stops judging at the first failing finding;
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from kconform.conformance.adapter import Adapter, AdapterError
@@ -15,6 +19,29 @@ from kconform.conformance.lockstep import Finding, Judge
 from kconform.model.config import ReplicationConfig
 from kconform.traces.events import Event
 from kconform.traces.operations import Boot, Operation
+
+ADAPTER_TIMEOUT_S = 60.0
+"""How long one reset or operation may take before the adapter counts as hung."""
+
+
+@contextmanager
+def _deadline(seconds: float, what: str) -> Iterator[None]:
+    """Raise AdapterError if the block runs longer than ``seconds`` (SIGALRM; main thread only,
+    elsewhere the block runs unguarded)."""
+    if seconds <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum: int, frame: object) -> None:
+        raise AdapterError(f"{what} did not answer within {seconds:g} s (hung?)")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @dataclass(frozen=True)
@@ -39,33 +66,38 @@ class LockstepRun:
     failing_step: int | None = None
     judge: Judge = field(init=False)
     started: float = field(default_factory=time.perf_counter)
+    timeout_s: float = ADAPTER_TIMEOUT_S
 
     def __post_init__(self) -> None:
         self.judge = Judge(self.cfg)
 
     def boot(self) -> StepRecord:
         """Step 0: reset the implementation and judge the bring-up events."""
-        events = self._call(lambda: self.adapter.reset(self.cfg, self.seed, self.mutants))
+        events = self._call(lambda: self.adapter.reset(self.cfg, self.seed, self.mutants), "reset")
         return self._judge(Boot(), events)
 
     def apply(self, op: Operation) -> StepRecord:
         """Run one operation; after a failure, operations are still recorded but not judged."""
-        events = self._call(lambda: self.adapter.apply(op))
+        events = self._call(lambda: self.adapter.apply(op), f"step {len(self.steps)} {op}")
         return self._judge(op, events)
 
     @property
     def failed(self) -> bool:
         return self.failure is not None
 
-    def _call(self, fn: object) -> list[Event]:
+    def _call(self, fn: Callable[[], list[Event]], where: str) -> list[Event]:
+        """Run one adapter call; a crash, a hang or a malformed answer becomes an AdapterError
+        naming the implementation and the step."""
+        what = f"implementation {self.adapter.name!r} at {where}"
         try:
-            result = fn()  # type: ignore[operator]
+            with _deadline(self.timeout_s, what):
+                result = fn()
         except AdapterError:
             raise
         except Exception as exc:  # an implementation bug must not look like a model verdict
-            raise AdapterError(f"{self.adapter.name} raised {type(exc).__name__}: {exc}") from exc
+            raise AdapterError(f"{what} raised {type(exc).__name__}: {exc}") from exc
         if not isinstance(result, list) or not all(isinstance(e, Event) for e in result):
-            raise AdapterError(f"{self.adapter.name} returned {type(result).__name__}, not a list of events")
+            raise AdapterError(f"{what} returned {type(result).__name__}, not a list of events")
         return result
 
     def _judge(self, op: Operation, events: list[Event]) -> StepRecord:

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import os
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
-from kconform.ci import cli
+from kconform.ci import cli, gate
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.gate import run_gate
 from kconform.ci.options import GateOptions, ReplayOptions
+from kconform.conformance.hunt import run_campaign
 from kconform.impl import ReferenceCluster
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces.counterexample import read_counterexample
+from kconform.traces.events import Event
+from kconform.traces.operations import Operation, Produce
 from kconform.traces.replay import replay, run_replay
 
 SMALL = os.environ.get("KCONFORM_BUDGET") == "small"
@@ -104,3 +108,49 @@ def test_gate_passes_on_the_kip_320_rung(tmp_path: Path) -> None:
     text = console.export_text()
     assert code == EXIT_PASS, text
     assert "epoch_query_applied" in text
+
+
+class _Crashing(ReferenceCluster):
+    """A reference cluster that raises on its fifth operation."""
+
+    calls = 0
+
+    def apply(self, op: Operation) -> list[Event]:
+        type(self).calls += 1
+        if type(self).calls > 5:
+            raise RuntimeError("segfault in the broker")
+        return super().apply(op)
+
+
+class _Hanging(ReferenceCluster):
+    """A reference cluster that never answers its third operation."""
+
+    def apply(self, op: Operation) -> list[Event]:
+        if isinstance(op, Produce):
+            while True:
+                time.sleep(0.01)
+        return super().apply(op)
+
+
+@pytest.mark.parametrize("adapter", [_Crashing, _Hanging])
+def test_a_crashing_or_hanging_adapter_is_a_harness_error(
+    adapter: type[ReferenceCluster],
+) -> None:
+    started = time.perf_counter()
+    result = run_campaign(
+        adapter, ReplicationConfig(), frozenset(), seed=1, examples=50, zoo=False, adapter_timeout_s=0.3
+    )
+    assert result.error is not None and result.failure is None
+    assert "implementation 'reference' at step" in str(result.error)
+    assert ("segfault" in str(result.error)) or ("did not answer within 0.3 s" in str(result.error))
+    assert time.perf_counter() - started < 20  # aborted, not shrunk
+    assert result.log.runs >= 0 and result.log.all_runs_checks is not None
+
+
+def test_gate_exits_2_on_a_harness_error_and_keeps_the_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gate, "make_adapter", lambda name: _Crashing())
+    console = _console()
+    code = run_gate(GateOptions(ReplicationConfig(), examples=20, seed=1, out=tmp_path, progress=False), console)
+    text = console.export_text()
+    assert code == EXIT_ERROR
+    assert "segfault" in text and "Invariants" in text

@@ -15,11 +15,13 @@ from rich.console import Console
 from rich.table import Table
 
 from kconform.conformance.adapter import Adapter, AdapterError
-from kconform.conformance.lockstep import Finding, Judge
+from kconform.conformance.lockstep import Finding
+from kconform.conformance.runner import LockstepRun
+from kconform.model.config import ReplicationConfig
 from kconform.model.state import State
 from kconform.traces.counterexample import Counterexample
 from kconform.traces.events import Event
-from kconform.traces.operations import Boot
+from kconform.traces.operations import Boot, Operation
 
 if TYPE_CHECKING:
     from kconform.ci.options import ReplayOptions
@@ -51,7 +53,7 @@ class ReplayResult:
         )
 
 
-def _first_difference(live: list[Event], recorded: tuple[Event, ...]) -> str | None:
+def _first_difference(live: tuple[Event, ...], recorded: tuple[Event, ...]) -> str | None:
     for i, (a, b) in enumerate(zip(live, recorded, strict=False)):
         if a != b:
             return f"event {i}: implementation now reports {a.to_json()}, the file has {b.to_json()}"
@@ -60,33 +62,50 @@ def _first_difference(live: list[Event], recorded: tuple[Event, ...]) -> str | N
     return None
 
 
+class RecordedEvents:
+    """An adapter that plays back a file's recorded events: model-only replay (and the checker
+    for traces recorded from any implementation that writes the schema)."""
+
+    name = "recorded"
+
+    def __init__(self, cx: Counterexample) -> None:
+        self._boot = list(cx.steps[0].events) if cx.steps and isinstance(cx.steps[0].op, Boot) else []
+        self._steps = iter([s for s in cx.steps if not isinstance(s.op, Boot)])
+
+    def reset(self, config: ReplicationConfig, seed: int, mutants: frozenset[str]) -> list[Event]:
+        return list(self._boot)
+
+    def apply(self, op: Operation) -> list[Event]:
+        step = next(self._steps)
+        if step.op != op:
+            raise AdapterError(f"recorded step is {step.op}, replay asked for {op}")
+        return list(step.events)
+
+    def close(self) -> None:
+        pass
+
+
 def replay(cx: Counterexample, adapter: Adapter | None) -> ReplayResult:
     """Judge ``cx`` step by step; with an adapter, its live events are judged (and compared with
     the recorded ones), without one the recorded events are judged."""
-    judge = Judge(cx.config)
+    live = adapter is not None
+    run = LockstepRun(adapter or RecordedEvents(cx), cx.config, cx.seed, frozenset(cx.mutants))
     result = ReplayResult()
+    if not cx.steps or not isinstance(cx.steps[0].op, Boot):
+        run.boot()
     for i, step in enumerate(cx.steps):
-        if adapter is None:
-            events = list(step.events)
-        else:
-            if isinstance(step.op, Boot):
-                events = adapter.reset(cx.config, cx.seed, frozenset(cx.mutants))
-            else:
-                events = adapter.apply(step.op)
-            if result.divergence is None:
-                diff = _first_difference(events, step.events)
-                if diff is not None:
-                    result.divergence = f"step {i}: {diff}"
+        record = run.boot() if isinstance(step.op, Boot) else run.apply(step.op)
+        if live and result.divergence is None:
+            diff = _first_difference(record.events, step.events)
+            if diff is not None:
+                result.divergence = f"step {i}: {diff}"
         result.steps_replayed = i + 1
-        for e in events:
-            for f in judge.observe(e):
-                result.findings.append((i, f))
-                if f.failing and result.failure is None:
-                    result.failure = f
-                    result.failing_step = i
-        if result.failure is not None:
+        result.findings.extend((i, f) for f in record.findings)
+        if run.failed:
             break
-    result.model_state = judge.state
+    result.failure = run.failure
+    result.failing_step = run.failing_step
+    result.model_state = run.judge.state
     snapshot = getattr(adapter, "snapshot", None)
     if callable(snapshot):
         result.impl_snapshot = snapshot()
