@@ -28,11 +28,13 @@ from kconform.model.state import DelayedProduce, RemoteReplica, Replica, State
 def canonical(s: State, cfg: ReplicationConfig) -> State:
     """``s`` with the clock at 0: every timestamp becomes minus its age, ages capped at
     replica.lag.time.max.ms + 1; every produce deadline becomes its remaining time, floored at 0;
-    acknowledgements are sorted.
+    acknowledgements are sorted; a follower the leader never saw fetch (``last_fetch_leader_leo``
+    -1, e.g. after a crash or on becoming leader) has ``last_fetch_ms`` at its default 0.
 
     This is exact (a bisimulation): the handlers only compare ``now - t`` with the lag time or
     ``now`` with a deadline, take maxima of timestamps, and time never goes back, so an age past
-    the lag time stays past it and an expired deadline stays expired.
+    the lag time stays past it and an expired deadline stays expired; ``last_fetch_ms`` is read
+    only once a fetch has set it together with ``last_fetch_leader_leo``.
     """
     now = s.now_ms
     ghost = s.ghost
@@ -54,7 +56,7 @@ def canonical(s: State, cfg: ReplicationConfig) -> State:
             leo=rem.leo,
             last_caught_up_ms=None if caught is None else ts(caught),
             last_fetch_leader_leo=rem.last_fetch_leader_leo,
-            last_fetch_ms=ts(rem.last_fetch_ms),
+            last_fetch_ms=ts(rem.last_fetch_ms) if rem.last_fetch_leader_leo >= 0 else 0,
         )
 
     def delayed(dp: DelayedProduce) -> DelayedProduce:

@@ -120,6 +120,15 @@ def test_canonical_forgets_absolute_time_and_caps_ages() -> None:
     assert canonical(late, cfg) == s
 
 
+def test_canonical_forgets_when_a_follower_that_never_fetched_was_reset() -> None:
+    """A crash (or becoming leader) resets the leader's view of each follower; its last-fetch time
+    is unread until a fetch sets it, so the time of the reset is not part of the state."""
+    cfg = _cfg(Protocol.DIVERGING_EPOCH)
+    late = R.advance_clock(booted_state(cfg), cfg.replica_lag_time_max_ms + 1)
+    # Crashing then canonicalising is canonicalising, crashing, canonicalising (the search's way).
+    assert canonical(R.crash(late, cfg, 1), cfg) == canonical(R.crash(canonical(late, cfg), cfg, 1), cfg)
+
+
 def test_bfs_path_is_a_shortest_path_in_the_graph() -> None:
     cfg = _cfg(Protocol.TRUNCATE_TO_HW)
     res = explore(cfg, BOUNDS, DATA_LOSS, max_depth=20, max_states=100_000, keep_graph=True)
