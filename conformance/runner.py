@@ -67,9 +67,11 @@ class LockstepRun:
     judge: Judge = field(init=False)
     started: float = field(default_factory=time.perf_counter)
     timeout_s: float = ADAPTER_TIMEOUT_S
+    checked: frozenset[str] | None = None
+    """The invariants the judge checks (None: all)."""
 
     def __post_init__(self) -> None:
-        self.judge = Judge(self.cfg)
+        self.judge = Judge(self.cfg, self.checked)
 
     def boot(self) -> StepRecord:
         """Step 0: reset the implementation and judge the bring-up events."""

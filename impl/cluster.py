@@ -23,6 +23,7 @@ from kconform.traces.operations import (
     Duplicate,
     Heal,
     Isolate,
+    ModelAction,
     MoveLeader,
     Operation,
     Produce,
@@ -92,7 +93,13 @@ class SimulatedCluster:
     # ---------------------------------------------------------------------------- operations
 
     def apply(self, op: Operation) -> list[Event]:
-        """Run ``op`` to completion; return its events."""
+        """Run ``op`` to completion; return its events. A model-search action (ModelAction) is
+        refused with ValueError before anything runs: the cluster cannot be driven by it."""
+        if isinstance(op, ModelAction):
+            raise ValueError(
+                f"the reference cluster cannot be driven by model actions ({op.label}): a file of the model "
+                "search (implementation 'model') is judged model-only"
+            )
         self._heartbeats()
         if isinstance(op, Produce):
             self.producer.produce(op.rid, op.acks)

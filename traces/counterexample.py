@@ -13,7 +13,9 @@ Line 1 is the header; every further line is one step: the operation given to the
 and the events it reported, in handler order. ``init_events`` (optional when reading, always
 written) are the events of bringing the cluster up (``Adapter.reset``), so the model can judge a
 file without re-running the implementation. ``verdict.kind`` is one of VERDICT_KINDS; extra keys
-in the verdict are kept (e.g. the KIP that defines an invariant). Files are written atomically:
+in the verdict are kept (e.g. the KIP that defines an invariant). One extra key has a meaning:
+``invariants``, a list of invariant names, says the verdict was reached checking only those (a
+model search for some invariants); replay then checks only those. Files are written atomically:
 a reader never sees half a file.
 """
 
@@ -26,12 +28,17 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from kconform.model.config import ConfigError, ReplicationConfig
+from kconform.model.invariants import INVARIANTS
 from kconform.traces.atomicfile import atomic_text_writer
 from kconform.traces.events import SCHEMA_VERSION, Event, EventDecodeError, event_from_json
 from kconform.traces.operations import Operation, OperationDecodeError, operation_from_json
 
 FORMAT = "kconform-counterexample"
 """The ``format`` marker in every header."""
+
+MODEL_IMPLEMENTATION = "model"
+"""The ``implementation`` of files written by the model search (kconform explore): their steps are
+model actions, which no implementation can run; they are judged model-only."""
 
 SUPPORTED_SCHEMA_VERSIONS: tuple[int, ...] = (SCHEMA_VERSION,)
 """Event schema versions this kconform reads."""
@@ -94,6 +101,12 @@ class Counterexample:
         if not (isinstance(self.mutants, tuple) and all(isinstance(m, str) for m in self.mutants)):
             raise ValueError(f"mutants must be a tuple of names, got {self.mutants!r}")
 
+    @property
+    def checked(self) -> frozenset[str] | None:
+        """The invariants the verdict was reached with (the verdict's ``invariants``); None: all."""
+        names = self.verdict.get("invariants")
+        return None if names is None else frozenset(names)
+
 
 def make_verdict(kind: str, name: str, message: str, step: int) -> dict[str, Any]:
     """A verdict dict for Counterexample: ``kind`` from VERDICT_KINDS, ``name`` of the invariant
@@ -116,6 +129,13 @@ def _verdict_problem(verdict: Any) -> str | None:
             return f"verdict {key!r} should be {typ.__name__}, got {value!r}"
     if verdict["kind"] not in VERDICT_KINDS:
         return f"verdict kind {verdict['kind']!r} is not one of {', '.join(VERDICT_KINDS)}"
+    checked = verdict.get("invariants")
+    if checked is not None:
+        if not (isinstance(checked, list) and all(isinstance(n, str) for n in checked)):
+            return f"verdict 'invariants' should be a list of invariant names, got {checked!r}"
+        unknown = sorted(set(checked) - set(INVARIANTS))
+        if unknown:
+            return f"verdict 'invariants' names unknown invariant(s) {unknown}"
     return None
 
 

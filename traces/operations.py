@@ -151,6 +151,18 @@ class MoveLeader(Operation):
     broker: int
 
 
+@dataclass(frozen=True)
+class ModelAction(Operation):
+    """One atomic action of the model-level search (model.actions), e.g. ``replicate(1)``.
+
+    Only steps of files written by ``kconform explore`` (implementation "model") carry it; their
+    events are the handler calls of that action. No implementation can be driven by it: such a file
+    is judged model-only."""
+
+    kind: ClassVar[str] = "model_action"
+    label: str
+
+
 OPERATION_TYPES: dict[str, type[Operation]] = {
     cls.kind: cls
     for cls in (
@@ -169,6 +181,7 @@ OPERATION_TYPES: dict[str, type[Operation]] = {
         Settle,
         Run,
         MoveLeader,
+        ModelAction,
     )
 }
 
@@ -178,7 +191,8 @@ class OperationDecodeError(ValueError):
 
 
 def operation_from_json(obj: Any) -> Operation:
-    """Decode one operation; raise OperationDecodeError naming the problem."""
+    """Decode one operation; raise OperationDecodeError naming the problem (unknown op, a missing
+    or ill-typed field: ``str`` fields take a JSON string, every other field an integer)."""
     if not isinstance(obj, dict):
         raise OperationDecodeError(f"an operation is a JSON object, got {type(obj).__name__}")
     kind = obj.get("op")
@@ -188,7 +202,10 @@ def operation_from_json(obj: Any) -> Operation:
     kwargs: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         value = obj.get(f.name)
-        if isinstance(value, bool) or not isinstance(value, int):
+        if f.type == "str":
+            if not isinstance(value, str):
+                raise OperationDecodeError(f"{kind}: field {f.name!r} should be a string, got {value!r}")
+        elif isinstance(value, bool) or not isinstance(value, int):
             raise OperationDecodeError(f"{kind}: field {f.name!r} should be an integer, got {value!r}")
         kwargs[f.name] = value
     return cls(**kwargs)

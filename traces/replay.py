@@ -87,9 +87,10 @@ class RecordedEvents:
 
 def replay(cx: Counterexample, adapter: Adapter | None) -> ReplayResult:
     """Judge ``cx`` step by step; with an adapter, its live events are judged (and compared with
-    the recorded ones), without one the recorded events are judged."""
+    the recorded ones), without one the recorded events are judged. The invariants checked are
+    the file's (Counterexample.checked: all unless the verdict names some)."""
     live = adapter is not None
-    run = LockstepRun(adapter or RecordedEvents(cx), cx.config, cx.seed, frozenset(cx.mutants))
+    run = LockstepRun(adapter or RecordedEvents(cx), cx.config, cx.seed, frozenset(cx.mutants), checked=cx.checked)
     result = ReplayResult()
     if not cx.steps or not isinstance(cx.steps[0].op, Boot):
         run.boot()
@@ -180,6 +181,8 @@ def run_replay(cx: Counterexample, options: ReplayOptions, console: Console | No
             adapter.close()
     mode = "recorded events (model only)" if adapter is None else f"implementation {options.implementation!r}"
     console.print(f"replayed {result.steps_replayed} of {len(cx.steps)} steps against {mode}")
+    if cx.checked is not None:
+        console.print(f"invariants checked (as recorded in the file): {', '.join(sorted(cx.checked))}")
     if result.divergence:
         console.print(f"[yellow]the implementation did not reproduce the recorded events: {result.divergence}[/yellow]")
     for index, finding in result.findings:
