@@ -1,8 +1,9 @@
-"""The ``kconform`` command line: ``gate``, ``replay``, ``mutants`` and ``--version``.
+"""The ``kconform`` command line: ``gate``, ``replay``, ``explore``, ``mutants`` and ``--version``.
 
 This module only turns argv into validated options and hands them to the engines
-(kconform.ci.gate.run_gate, kconform.traces.replay.run_replay), imported lazily so that
-``kconform --version`` or a bad flag never pays for (or trips over) loading them.
+(kconform.ci.gate.run_gate, kconform.traces.replay.run_replay, kconform.ci.explore.run_explore),
+imported lazily so that ``kconform --version`` or a bad flag never pays for (or trips over)
+loading them.
 
 Every user error (bad flag, config file or value, unknown mutant, unreadable trace file) is one
 line on stderr starting with ``kconform: error:`` and exit code 2 (EXIT_ERROR); an unexpected
@@ -24,9 +25,12 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
-from kconform.ci.options import DEFAULT_OUT_DIR, IMPLEMENTATIONS, GateOptions, ReplayOptions
+from kconform.ci.options import DEFAULT_OUT_DIR, IMPLEMENTATIONS, ExploreOptions, GateOptions, ReplayOptions
+from kconform.model.actions import SearchBounds
 from kconform.model.config import ConfigError, ReplicationConfig
-from kconform.traces.counterexample import TraceFileError, read_counterexample
+from kconform.model.invariants import INVARIANTS
+from kconform.traces.counterexample import MODEL_IMPLEMENTATION, TraceFileError, read_counterexample
+from kconform.traces.operations import ModelAction
 
 PROG = "kconform"
 DISTRIBUTION = "kafka-conformance"
@@ -97,18 +101,8 @@ def _parser() -> _Parser:
     budget = gate.add_mutually_exclusive_group()
     budget.add_argument("--examples", type=_positive_int, metavar="N", help="number of generated runs")
     budget.add_argument("--seconds", type=_positive_float, metavar="S", help="time budget instead of --examples")
-    gate.add_argument("--seed", type=_seed, metavar="N", help="random seed (default: chosen and printed)")
-    gate.add_argument("--config", type=Path, metavar="FILE.json", help="replication config as a JSON object")
-    gate.add_argument(
-        "--set",
-        dest="settings",
-        type=_setting,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override one config key; VALUE is JSON if it parses (e.g. --set min.insync.replicas=3 "
-        "--set protocol=kip-101); repeatable, applied after --config",
-    )
+    gate.add_argument("--seed", type=_non_negative_int, metavar="N", help="random seed (default: chosen and printed)")
+    _add_config_arguments(gate)
     gate.add_argument("--implementation", choices=IMPLEMENTATIONS, default=IMPLEMENTATIONS[0])
     gate.add_argument(
         "--mutant",
@@ -146,9 +140,92 @@ def _parser() -> _Parser:
     )
     replay.set_defaults(handler=_cmd_replay)
 
+    _add_explore_parser(commands)
+
     mutants = commands.add_parser("mutants", help="list the known mutants", description="List the known mutants.")
     mutants.set_defaults(handler=_cmd_mutants)
     return parser
+
+
+def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """--config and --set, shared by every command that builds a ReplicationConfig (_load_config)."""
+    parser.add_argument("--config", type=Path, metavar="FILE.json", help="replication config as a JSON object")
+    parser.add_argument(
+        "--set",
+        dest="settings",
+        type=_setting,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one config key; VALUE is JSON if it parses (e.g. --set min.insync.replicas=3 "
+        "--set protocol=kip-101); repeatable, applied after --config",
+    )
+
+
+def _add_explore_parser(commands: Any) -> None:
+    defaults = SearchBounds()
+    explore = commands.add_parser(
+        "explore",
+        help="breadth-first search of the model alone (exit 0 none within the bounds, 1 violation, 2 error)",
+        description="Explore every interleaving of the model's atomic actions from the booted cluster, breadth "
+        "first; on an invariant violation print a shortest path and write it as a counterexample file "
+        "(replay it with 'kconform replay FILE --model-only').",
+    )
+    _add_config_arguments(explore)
+    explore.add_argument("--replicas", type=_positive_int, metavar="N", help="replicas (same as --set replicas=N)")
+    explore.add_argument(
+        "--records",
+        type=_non_negative_int,
+        default=defaults.max_records,
+        metavar="N",
+        help="records written at most (default: %(default)s)",
+    )
+    explore.add_argument(
+        "--max-epoch",
+        type=_non_negative_int,
+        default=defaults.max_leader_epoch,
+        metavar="N",
+        help="highest leader epoch the controller may publish (default: %(default)s)",
+    )
+    explore.add_argument(
+        "--max-partition-epoch",
+        type=_non_negative_int,
+        metavar="N",
+        help="highest partition epoch (default: none; a bound makes the space finite)",
+    )
+    explore.add_argument("--crash", action="store_true", help="also crash, restart and checkpoint brokers")
+    explore.add_argument("--tick", action="store_true", help="also jump the clock past replica.lag.time.max.ms")
+    explore.add_argument(
+        "--invariant",
+        dest="invariants",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="check only this invariant (repeatable; default: all)",
+    )
+    explore.add_argument(
+        "--max-depth",
+        type=_positive_int,
+        default=ExploreOptions.max_depth,
+        metavar="N",
+        help="deepest level explored (default: %(default)s)",
+    )
+    explore.add_argument(
+        "--max-states",
+        type=_positive_int,
+        default=ExploreOptions.max_states,
+        metavar="N",
+        help="distinct states at most (default: %(default)s)",
+    )
+    explore.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT_DIR,
+        metavar="DIR",
+        help=f"counterexample file directory (default: {DEFAULT_OUT_DIR}; the file is explore-<protocol>.jsonl)",
+    )
+    explore.add_argument("--no-progress", action="store_true", help="no progress display")
+    explore.set_defaults(handler=_cmd_explore)
 
 
 def _positive_int(text: str) -> int:
@@ -171,7 +248,7 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def _seed(text: str) -> int:
+def _non_negative_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -237,6 +314,13 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     except TraceFileError as e:
         raise UserError(str(e)) from None
     implementation: str = args.implementation or cx.implementation
+    if not args.model_only and (
+        cx.implementation == MODEL_IMPLEMENTATION or any(isinstance(s.op, ModelAction) for s in cx.steps)
+    ):
+        raise UserError(
+            f"{args.file}: written by the model search (implementation {MODEL_IMPLEMENTATION!r}); its steps are "
+            "model actions no implementation can run: replay it with --model-only"
+        )
     if not args.model_only:
         if implementation not in IMPLEMENTATIONS:
             known = ", ".join(IMPLEMENTATIONS)
@@ -250,6 +334,34 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from kconform.traces.replay import run_replay
 
     return _run_engine("replay", lambda o: run_replay(cx, o), options)
+
+
+def _cmd_explore(args: argparse.Namespace) -> int:
+    settings = list(args.settings)
+    if args.replicas is not None:
+        settings.append(("replicas", args.replicas))
+    config = _load_config(args.config, settings)
+    names = tuple(dict.fromkeys(args.invariants))  # de-duplicated, in the order given
+    _check_names(names, list(INVARIANTS), "invariant")
+    _check_output_paths(args.out, None)
+    options = ExploreOptions(
+        config=config,
+        bounds=SearchBounds(
+            max_records=args.records,
+            max_leader_epoch=args.max_epoch,
+            max_partition_epoch=args.max_partition_epoch,
+            allow_crash=args.crash,
+            allow_tick=args.tick,
+        ),
+        invariants=frozenset(names) if names else None,
+        max_depth=args.max_depth,
+        max_states=args.max_states,
+        out=args.out,
+        progress=not args.no_progress,
+    )
+    from kconform.ci.explore import run_explore
+
+    return _run_engine("explore", run_explore, options)
 
 
 def _cmd_mutants(args: argparse.Namespace) -> int:
@@ -308,13 +420,18 @@ def _known_mutants() -> dict[str, str]:
 
 
 def _check_mutants(names: Sequence[str], known: dict[str, str], where: str) -> None:
+    _check_names(names, sorted(known), "mutant", where, f" (see '{PROG} mutants')")
+
+
+def _check_names(names: Sequence[str], known: Sequence[str], what: str, where: str = "", see: str = "") -> None:
+    """UserError for the first of ``names`` not in ``known``, with the closest known name."""
     for name in names:
         if name in known:
             continue
         close = difflib.get_close_matches(name, list(known), n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        listing = ", ".join(sorted(known)) if known else "none are defined"
-        raise UserError(f"{where}unknown mutant {name!r}; {hint}known mutants: {listing} (see '{PROG} mutants')")
+        listing = ", ".join(known) if known else "none are defined"
+        raise UserError(f"{where}unknown {what} {name!r}; {hint}known {what}s: {listing}{see}")
 
 
 def _check_output_paths(out: Path, junit: Path | None) -> None:

@@ -1,10 +1,11 @@
-"""The parsed command line, as plain frozen values handed to the engines (gate, replay)."""
+"""The parsed command line, as plain frozen values handed to the engines (gate, replay, explore)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from kconform.model.actions import SearchBounds
 from kconform.model.config import ReplicationConfig
 
 IMPLEMENTATIONS: tuple[str, ...] = ("reference",)
@@ -46,3 +47,18 @@ class ReplayOptions:
 
     implementation: str
     model_only: bool = False
+
+
+@dataclass(frozen=True)
+class ExploreOptions:
+    """Options of ``kconform explore``: the model's configuration, the search bounds, the
+    invariants to check (None: all), the depth and state caps of the breadth-first search, where
+    the counterexample file goes and whether to show progress."""
+
+    config: ReplicationConfig
+    bounds: SearchBounds = field(default_factory=SearchBounds)
+    invariants: frozenset[str] | None = None
+    max_depth: int = 50
+    max_states: int = 1_000_000
+    out: Path = DEFAULT_OUT_DIR
+    progress: bool = True
