@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from kconform.conformance.coverage import coverage_key
 from kconform.model import invariants, replication
 from kconform.model.config import ReplicationConfig
 from kconform.model.replication import (
@@ -102,6 +103,8 @@ class Judge:
         self.violations: Counter[str] = Counter()
         self.allowed: Counter[str] = Counter()
         self.actions: Counter[str] = Counter()
+        self.covered: Counter[str] = Counter()
+        """Coverage keys (conformance.coverage) of the events judged conformant."""
         self._allowed_seen: set[str] = set()
         self._after: State | None = None
         self._fetches: dict[int, tuple[int, FetchRequest]] = {}
@@ -152,6 +155,7 @@ class Judge:
             if self._after is not None:
                 self.state = self._after  # what the model says the handler leaves behind
             return [Finding(NON_CONFORMANCE, event.kind, f"outcome differs: {exc}", event)]
+        self.covered[coverage_key(event)] += 1
         return self._check_invariants(pre, self.state, event)
 
     def _check_invariants(self, pre: State, post: State, event: ev.Event) -> list[Finding]:

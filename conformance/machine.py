@@ -65,6 +65,8 @@ class RunLog:
     violations: dict[str, int] = field(default_factory=dict)
     allowed: dict[str, int] = field(default_factory=dict)
     actions: dict[str, int] = field(default_factory=dict)
+    covered: dict[str, int] = field(default_factory=dict)
+    """Coverage keys (conformance.coverage) of the events the judge accepted, over all runs."""
     seconds_to_first_failure: float | None = None
     started: float = 0.0
     """Clock reading when the campaign began; detection time is measured from it."""
@@ -80,6 +82,8 @@ class RunLog:
             self.allowed[name] = self.allowed.get(name, 0) + n
         for name, n in run.judge.actions.items():
             self.actions[name] = self.actions.get(name, 0) + n
+        for key, n in run.judge.covered.items():
+            self.covered[key] = self.covered.get(key, 0) + n
 
 
 def _epoch_spread(run: LockstepRun) -> int:

@@ -88,6 +88,13 @@ def path_steps(cfg: ReplicationConfig, bounds: SearchBounds, path: tuple[str, ..
     return out
 
 
+def action_events(cfg: ReplicationConfig, s: State, label: str) -> tuple[State, tuple[ev.Event, ...]]:
+    """The state after action ``label`` from ``s`` and the events of its handler calls (message ids
+    from 1). ``s`` may be a search state (canonical time); no check against the search is made
+    here (path_steps makes it), and a label whose handlers are not enabled raises NotEnabled."""
+    return _Recorder(cfg).run(s, label)
+
+
 def path_events(
     cfg: ReplicationConfig, bounds: SearchBounds, path: tuple[str, ...] | list[str]
 ) -> list[tuple[str, tuple[ev.Event, ...]]]:

@@ -1,0 +1,177 @@
+"""Handler-outcome coverage: which (event kind, outcome) pairs a campaign exercised, out of those
+the model can produce for its configuration (a guard against vacuous passes).
+
+A **coverage key** names an event kind and the field that discriminates its outcome:
+
+- ``*_applied`` events with an ``outcome`` string: ``metadata_applied:become_leader``,
+  ``fetch_applied:diverged``, ``epoch_query_applied:retry``, ...;
+- events with an error code: the code's name, ``produce_completed:REQUEST_TIMED_OUT``,
+  ``fetch_handled:FENCED_LEADER_EPOCH``; a Fetch answered with a diverging epoch (error NONE, no
+  records) is ``fetch_handled:diverging``;
+- every other event: its kind alone (``clock_advanced``, ``broker_crashed``, ...).
+
+The judge counts the keys of the events it accepted (conformance.lockstep.Judge.covered). What is
+**reachable** is computed from the model: a bounded breadth-first search (conformance.explore)
+from the booted cluster; in every explored state every handler call worth trying (the search's
+enabled actions, and the calls it skips because they change nothing, such as a Fetch answered
+with an error or a metadata record ignored) is re-run as the events an implementation would
+report (conformance.pathevents.action_events). Added to it is ``STATIC_REACHABLE``: keys the
+search's atomic actions cannot produce but the model judges and Kafka does (late responses,
+consumers). The result is a lower bound of what the model allows: a key a campaign covers outside
+it is shown as not reachable, which says the bounded search missed it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+from collections.abc import Iterable
+
+from kconform.model.actions import SearchBounds, successors
+from kconform.model.config import Protocol, ReplicationConfig
+from kconform.model.replication import NotEnabled
+from kconform.model.state import State
+from kconform.traces import events as ev
+
+REACH_BOUNDS = SearchBounds(max_records=1, max_leader_epoch=2, max_partition_epoch=4, allow_crash=True, allow_tick=True)
+"""The bounds of the reachability search: one record, two leader changes, four partition epochs,
+crashes and clock jumps. Small bounds reach deeper within the state cap, and depth (a stale leader,
+a lagging follower) matters more for outcomes than many records."""
+REACH_MAX_REPLICAS = 2
+"""Configurations with more replicas are searched with this many (min.insync.replicas capped to it):
+two replicas already have a leader and a follower that can each lag, crash, be fenced or be
+stale; a third replica multiplies the interleavings (the search gets shallower) without adding an
+outcome (measured: with three replicas and the same state cap it finds fewer keys)."""
+REACH_MAX_STATES = 3_000
+"""State cap of the reachability search (about three seconds)."""
+
+
+def coverage_key(event: ev.Event) -> str:
+    """The coverage key of ``event``: ``kind:outcome``, ``kind:ERROR_NAME``, or ``kind``."""
+    kind = event.kind
+    if isinstance(event, ev.FetchHandled) and event.error == ev.NONE and event.diverging_epoch >= 0:
+        return f"{kind}:diverging"
+    outcome = getattr(event, "outcome", None)
+    if isinstance(outcome, str):
+        return f"{kind}:{outcome}"
+    error = getattr(event, "error", None)
+    if isinstance(error, int) and not isinstance(error, bool):
+        return f"{kind}:{ev.ERRORS.get(error, str(error))}"
+    return kind
+
+
+_ANY_PROTOCOL = tuple(Protocol)
+_EPOCH_QUERY = tuple(p for p in Protocol if p.uses_epoch_query)
+_FENCED = tuple(p for p in Protocol if p.fenced)
+
+STATIC_REACHABLE: tuple[tuple[str, tuple[Protocol, ...], str], ...] = (
+    (
+        "fetch_applied:ignored",
+        _ANY_PROTOCOL,
+        "a Fetch response arriving after the follower moved on (delayed or duplicated message); "
+        "the search's round trips are atomic",
+    ),
+    (
+        "epoch_query_applied:ignored",
+        _EPOCH_QUERY,
+        "an OffsetsForLeaderEpoch response arriving after the follower moved on (delayed message)",
+    ),
+    ("consumer_fetch_handled:NONE", _ANY_PROTOCOL, "consumers are not search actions"),
+    (
+        "consumer_fetch_handled:OFFSET_OUT_OF_RANGE",
+        _ANY_PROTOCOL,
+        "a consumer fetching past the leader's LEO (not a search action)",
+    ),
+    (
+        "consumer_fetch_handled:NOT_LEADER_OR_FOLLOWER",
+        _ANY_PROTOCOL,
+        "a consumer fetching from a broker that does not lead (not a search action)",
+    ),
+    (
+        "consumer_fetch_handled:FENCED_LEADER_EPOCH",
+        _FENCED,
+        "a consumer's KIP-320 currentLeaderEpoch behind the broker's (not a search action)",
+    ),
+)
+"""(key, protocol rungs on which the model can produce it, why the bounded search misses it).
+A follower's outcomes need a follower: they are left out for a single replica."""
+
+_FOLLOWER_KINDS = ("fetch_", "epoch_query_")
+
+_cache: dict[ReplicationConfig, frozenset[str]] = {}
+
+
+def search_config(cfg: ReplicationConfig) -> ReplicationConfig:
+    """The configuration the reachability search runs: ``cfg`` with at most REACH_MAX_REPLICAS."""
+    replicas = min(cfg.replicas, REACH_MAX_REPLICAS)
+    return dataclasses.replace(cfg, replicas=replicas, min_insync_replicas=min(cfg.min_insync_replicas, replicas))
+
+
+def searched_keys(
+    cfg: ReplicationConfig, bounds: SearchBounds = REACH_BOUNDS, max_states: int = REACH_MAX_STATES
+) -> frozenset[str]:
+    """The keys of every event the bounded search produces: the boot events, then every handler
+    call worth trying (``_probes``) in every state the breadth-first search explores."""
+    from kconform.conformance.explore import explore  # here: the judge imports this module
+    from kconform.conformance.pathevents import action_events, boot_events
+
+    result = explore(cfg, bounds, stop_at_first=False, max_states=max_states, keep_graph=True)
+    assert result.graph is not None
+    keys = set(_keys(boot_events(cfg)))
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for state in result.graph.nodes:
+            for label in _probes(state, cfg, bounds):
+                try:
+                    _s, events = action_events(cfg, state, label)
+                except (NotEnabled, ValueError):
+                    continue
+                keys.update(_keys(events))
+    finally:
+        if was_enabled:
+            gc.enable()
+    return frozenset(keys)
+
+
+def reachable_keys(cfg: ReplicationConfig) -> frozenset[str]:
+    """The keys the model can produce for ``cfg``: the bounded search's, plus STATIC_REACHABLE's
+    for its protocol rung. Cached per configuration (in memory)."""
+    key = search_config(cfg)
+    found = _cache.get(key)
+    if found is None:
+        static = {
+            k
+            for k, rungs, _why in STATIC_REACHABLE
+            if key.protocol in rungs and (key.replicas > 1 or not k.startswith(_FOLLOWER_KINDS))
+        }
+        found = searched_keys(key) | static
+        _cache[key] = found
+    return found
+
+
+_ACK_ERRORS = (ev.NONE, ev.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ev.REQUEST_TIMED_OUT, ev.NOT_LEADER_OR_FOLLOWER)
+
+
+def _probes(s: State, cfg: ReplicationConfig, bounds: SearchBounds) -> list[str]:
+    """Every action label worth trying in ``s``: the search's enabled actions, and the handler
+    calls it skips because they change nothing (error answers: a Fetch to a stale leader, a write
+    to a follower, a rejected AlterPartition, a metadata record ignored) or that it never makes
+    (delayed produces completed with an error)."""
+    labels = dict.fromkeys(label for label, _post in successors(s, cfg, bounds))
+    for b in cfg.brokers:
+        labels.update(dict.fromkeys((f"write({b})", f"replicate({b})", f"truncate({b})")))
+        labels.update(dict.fromkeys(f"metadata({b}, pe={rec.partition_epoch})" for rec in s.published))
+        for dp in s.replica(b).purgatory:
+            labels.update(dict.fromkeys(f"ack({b}, {dp.req}, {ev.ERRORS[e]})" for e in _ACK_ERRORS))
+        for f in cfg.brokers:
+            if f != b:
+                labels.update(dict.fromkeys((f"shrink({b}, {f})", f"expand({b}, {f})")))
+    return list(labels)
+
+
+def _keys(events: Iterable[ev.Event]) -> Iterable[str]:
+    return (coverage_key(e) for e in events)
+
+
+__all__ = ["REACH_BOUNDS", "STATIC_REACHABLE", "coverage_key", "reachable_keys", "search_config", "searched_keys"]

@@ -1,0 +1,106 @@
+"""Handler-outcome coverage: the keys, what the judge counts and what the model can reach."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from kconform.conformance.coverage import STATIC_REACHABLE, coverage_key, reachable_keys
+from kconform.conformance.lockstep import Judge
+from kconform.conformance.pathevents import boot_events
+from kconform.model.config import Protocol, ReplicationConfig
+from kconform.traces import events as ev
+
+
+@pytest.mark.parametrize(
+    ("event", "key"),
+    [
+        (ev.MetadataApplied(1, 0, 1, (0, 1), 2, "become_follower", -1, 0), "metadata_applied:become_follower"),
+        (ev.FetchApplied(1, 7, "diverged", 3, 0, 2), "fetch_applied:diverged"),
+        (ev.EpochQueryApplied(1, 7, "retry", 2, 0), "epoch_query_applied:retry"),
+        (ev.FetchHandled(0, 7, 1, ev.FENCED_LEADER_EPOCH, (), -1, -1, -1, 3, -1), "fetch_handled:FENCED_LEADER_EPOCH"),
+        (ev.FetchHandled(0, 7, 1, ev.NONE, (), 2, 1, 2, 3, 2), "fetch_handled:diverging"),
+        (ev.FetchHandled(0, 7, 1, ev.NONE, (ev.Entry(2, 1, 5),), 2, -1, -1, 3, 2), "fetch_handled:NONE"),
+        (ev.ProduceCompleted(0, 4, ev.REQUEST_TIMED_OUT), "produce_completed:REQUEST_TIMED_OUT"),
+        (
+            ev.ProduceHandled(1, 4, 4, -1, ev.NOT_LEADER_OR_FOLLOWER, -1, -1, 0),
+            "produce_handled:NOT_LEADER_OR_FOLLOWER",
+        ),
+        (
+            ev.AlterPartitionHandled(ev.CONTROLLER, 3, ev.INVALID_UPDATE_VERSION, (0, 1), 4),
+            "alter_partition_handled:INVALID_UPDATE_VERSION",
+        ),
+        (
+            ev.ConsumerFetchHandled(0, 9, -1, ev.OFFSET_OUT_OF_RANGE, (), 2),
+            "consumer_fetch_handled:OFFSET_OUT_OF_RANGE",
+        ),
+        (ev.ClockAdvanced(ev.CONTROLLER, 1_000), "clock_advanced"),
+        (ev.BrokerCrashed(2), "broker_crashed"),
+        (ev.FetchSent(1, 7, 0, 3, 1, 1, 1), "fetch_sent"),
+    ],
+)
+def test_coverage_key(event: ev.Event, key: str) -> None:
+    assert coverage_key(event) == key
+
+
+def test_the_judge_counts_the_keys_of_accepted_events_only() -> None:
+    cfg = ReplicationConfig()
+    judge = Judge(cfg)
+    for e in boot_events(cfg):
+        assert not judge.observe(e)
+    assert judge.covered == {
+        "broker_unfenced": 3,
+        "metadata_applied:become_leader": 1,
+        "metadata_applied:become_follower": 2,
+    }
+    # broker 1 follows: a write there is NOT_LEADER_OR_FOLLOWER; claiming NONE is non-conformance
+    assert judge.observe(ev.ProduceHandled(1, 1, 1, -1, ev.NONE, 0, 1, 0))
+    assert "produce_handled:NONE" not in judge.covered
+    assert not judge.observe(ev.ProduceHandled(1, 1, 1, -1, ev.NOT_LEADER_OR_FOLLOWER, -1, -1, 0))
+    assert judge.covered["produce_handled:NOT_LEADER_OR_FOLLOWER"] == 1
+
+
+def test_reachable_keys_are_computed_in_seconds_and_cached() -> None:
+    cfg = ReplicationConfig(replicas=3, min_insync_replicas=2)
+    started = time.perf_counter()
+    keys = reachable_keys(cfg)
+    assert time.perf_counter() - started < 10
+    for key in (
+        "broker_unfenced",
+        "broker_fenced",
+        "metadata_applied:become_leader",
+        "metadata_applied:become_follower",
+        "metadata_applied:update_isr",
+        "produce_handled:NONE",
+        "produce_handled:NOT_LEADER_OR_FOLLOWER",
+        "produce_handled:NOT_ENOUGH_REPLICAS",
+        "produce_completed:NONE",
+        "produce_completed:REQUEST_TIMED_OUT",
+        "fetch_handled:NONE",
+        "fetch_handled:diverging",
+        "fetch_handled:FENCED_LEADER_EPOCH",
+        "fetch_applied:appended",
+        "fetch_applied:diverged",
+        "alter_partition_handled:NONE",
+        "clock_advanced",
+        "broker_crashed",
+        "consumer_fetch_handled:NONE",
+    ):
+        assert key in keys, key
+    assert not any(k.startswith("epoch_query") for k in keys)  # the diverging-epoch rung has no such round trip
+    started = time.perf_counter()
+    assert reachable_keys(cfg) is keys
+    assert time.perf_counter() - started < 0.1
+
+
+def test_static_keys_are_documented_and_well_formed() -> None:
+    kinds = set(ev.EVENT_TYPES)
+    for key, rungs, why in STATIC_REACHABLE:
+        assert key.partition(":")[0] in kinds, key
+        assert rungs and why
+
+
+def test_kip_101_reaches_the_epoch_query_round_trip() -> None:
+    keys = reachable_keys(ReplicationConfig(protocol=Protocol.KIP_101))
+    assert "epoch_query_handled:NONE" in keys and "epoch_query_applied:truncated" in keys
