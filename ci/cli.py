@@ -122,6 +122,12 @@ def _parser() -> _Parser:
         help=f"counterexample files (default: {DEFAULT_OUT_DIR})",
     )
     gate.add_argument("--steps", type=_positive_int, metavar="N", help="maximum operations per run")
+    gate.add_argument(
+        "--min-coverage",
+        type=_percentage,
+        metavar="PERCENT",
+        help="fail (exit 1) a passing run that exercised fewer of the model's reachable handler outcomes",
+    )
     gate.add_argument("--no-progress", action="store_true", help="no progress display")
     gate.set_defaults(handler=_cmd_gate)
 
@@ -248,6 +254,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _percentage(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a percentage between 0 and 100, got {text!r}") from None
+    if not (math.isfinite(value) and 0 <= value <= 100):
+        raise argparse.ArgumentTypeError(f"expected a percentage between 0 and 100, got {text!r}")
+    return value
+
+
 def _non_negative_int(text: str) -> int:
     try:
         value = int(text)
@@ -302,6 +318,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
         out=args.out,
         steps=args.steps,
         progress=not args.no_progress,
+        min_coverage=args.min_coverage,
     )
     from kconform.ci.gate import run_gate
 

@@ -12,7 +12,10 @@ was caught)."""
 
 EXIT_VIOLATION = 1
 """Invalid: a non-conformance or invariant violation was found (or a mutant escaped the
-self-check); a counterexample file was written."""
+self-check); a counterexample file was written. Also a passing gate run whose handler-outcome
+coverage is below ``--min-coverage``: the run decided, and its verdict is that the evidence is too
+thin to accept (a vacuous pass fails CI like a finding; the message and coverage.json name the
+missing outcomes), not that kconform could not decide (which would be EXIT_ERROR)."""
 
 EXIT_ERROR = 2
 """Unknown: the run could not decide, because of a user error (bad config, unknown mutant,

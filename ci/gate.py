@@ -9,6 +9,7 @@ its counterexample replays to the same verdict: the suite checks its own power.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections.abc import Callable
@@ -24,11 +25,13 @@ from kconform.ci.junit import JUnitCase, write_junit
 from kconform.ci.options import GateOptions
 from kconform.ci.summary import InvariantRow, MutantRow, render
 from kconform.conformance.adapter import Adapter, AdapterError
+from kconform.conformance.coverage import reachable_keys
 from kconform.conformance.hunt import CampaignResult, run_campaign
 from kconform.conformance.lockstep import NON_CONFORMANCE
 from kconform.conformance.runner import LockstepRun
 from kconform.model.config import ReplicationConfig
 from kconform.model.invariants import INVARIANTS
+from kconform.traces.atomicfile import atomic_write_bytes
 from kconform.traces.counterexample import (
     Counterexample,
     Step,
@@ -124,13 +127,57 @@ def _invariant_rows(result: CampaignResult) -> list[InvariantRow]:
     return rows
 
 
-def _coverage_table(result: CampaignResult) -> Table:
-    table = Table(title="handlers exercised (events judged)")
-    table.add_column("event")
+@dataclass(frozen=True)
+class Coverage:
+    """Handler-outcome coverage of a campaign (conformance.coverage): counts of the accepted
+    events' keys, the keys the model can produce for the configuration, and what is missing."""
+
+    covered: dict[str, int]
+    reachable: frozenset[str]
+
+    @property
+    def missing(self) -> list[str]:
+        return sorted(k for k in self.reachable if self.covered.get(k, 0) == 0)
+
+    @property
+    def hit(self) -> int:
+        return len(self.reachable) - len(self.missing)
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.hit / len(self.reachable) if self.reachable else 100.0
+
+    def line(self) -> str:
+        return f"covered {self.hit} of {len(self.reachable)} reachable ({self.percent:.1f} %)"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "covered": dict(sorted(self.covered.items())),
+            "reachable": sorted(self.reachable),
+            "missing": self.missing,
+            "unexpected": sorted(k for k in self.covered if k not in self.reachable),
+            "covered_reachable": self.hit,
+            "reachable_count": len(self.reachable),
+            "percent": round(self.percent, 2),
+        }
+
+
+def _coverage_table(cov: Coverage) -> Table:
+    table = Table(title="handler outcomes exercised (events judged conformant)")
+    table.add_column("event:outcome")
     table.add_column("count", justify="right")
-    for kind, n in sorted(result.log.actions.items()):
-        table.add_row(kind, str(n))
+    table.add_column("reachable")
+    for key in sorted(set(cov.covered) | cov.reachable):
+        table.add_row(key, str(cov.covered.get(key, 0)), "yes" if key in cov.reachable else "no")
     return table
+
+
+def _write_coverage(options: GateOptions, cov: Coverage) -> Path:
+    options.out.mkdir(parents=True, exist_ok=True)
+    path = options.out / "coverage.json"
+    doc = {**cov.to_json(), "min_coverage": options.min_coverage}
+    atomic_write_bytes(path, (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
+    return path
 
 
 def _report_failure(run: LockstepRun, options: GateOptions, console: Console, name: str) -> Path:
@@ -206,7 +253,10 @@ def run_gate(options: GateOptions, console: Console | None = None) -> int:
                 options, cfg, frozenset(options.mutants), seed, console, "lockstep runs", examples, options.seconds
             )
             inv_rows = _invariant_rows(result)
-            console.print(_coverage_table(result))
+            cov = Coverage(dict(result.log.covered), reachable_keys(cfg))
+            console.print(_coverage_table(cov))
+            console.print(cov.line())
+            cov_path = _write_coverage(options, cov)
             render(console, invariants=inv_rows)
             console.print(
                 f"{result.log.runs} state-machine runs, {result.log.steps} steps, "
@@ -232,9 +282,19 @@ def run_gate(options: GateOptions, console: Console | None = None) -> int:
                 console.print(f"[bold red]{f.verdict}[/bold red] {f.name}: {f.message}")
                 console.print(f"counterexample written to {path}; replay with: kconform replay {path}")
                 code = EXIT_VIOLATION
+            elif options.min_coverage is not None and cov.percent < options.min_coverage:
+                message = (
+                    f"coverage {cov.percent:.1f} % is below --min-coverage {options.min_coverage:g} %: "
+                    f"missing {', '.join(cov.missing)}"
+                )
+                console.print(f"[bold red]FAIL[/bold red]: no non-conformance, but {message} (see {cov_path})")
+                cases.append(JUnitCase("coverage", "kconform", result.seconds, message))
+                code = EXIT_VIOLATION
             else:
                 console.print(f"[green]PASS[/green]: no non-conformance and no invariant violation (seed {seed})")
                 code = EXIT_PASS
+            if not any(c.name == "coverage" for c in cases):
+                cases.append(JUnitCase("coverage", "kconform", result.seconds))
     except AdapterError as exc:
         console.print(f"[red]kconform: error: the implementation failed: {exc}[/red]")
         cases.append(JUnitCase("harness", "kconform", 0.0, str(exc)))

@@ -22,6 +22,8 @@ class GateOptions:
     ``examples`` and ``seconds`` are mutually exclusive budgets; both None means the gate's default
     budget. ``seed`` None means "choose one and print it". ``steps`` None means the gate's default
     maximum number of operations per example. ``junit`` None means no JUnit report.
+    ``min_coverage`` (a percentage) fails a passing campaign whose handler-outcome coverage
+    (conformance.coverage) is lower; None means coverage is only reported.
     """
 
     config: ReplicationConfig
@@ -35,9 +37,11 @@ class GateOptions:
     out: Path = DEFAULT_OUT_DIR
     steps: int | None = None
     progress: bool = True
+    min_coverage: float | None = None
 
     def __post_init__(self) -> None:
         assert self.examples is None or self.seconds is None, "--examples and --seconds are exclusive"
+        assert self.min_coverage is None or 0 <= self.min_coverage <= 100, "--min-coverage is a percentage"
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,28 @@
-"""Handler-outcome coverage: the keys, what the judge counts and what the model can reach."""
+"""Handler-outcome coverage: the keys, what the model can reach, and the gate's --min-coverage."""
 
 from __future__ import annotations
 
+import json
 import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+from kconform.ci import cli
+from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
+from kconform.ci.gate import run_gate
+from kconform.ci.options import GateOptions
 from kconform.conformance.coverage import STATIC_REACHABLE, coverage_key, reachable_keys
 from kconform.conformance.lockstep import Judge
 from kconform.conformance.pathevents import boot_events
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces import events as ev
+
+
+def _console() -> Console:
+    return Console(record=True, width=200)
 
 
 @pytest.mark.parametrize(
@@ -99,6 +111,77 @@ def test_static_keys_are_documented_and_well_formed() -> None:
     for key, rungs, why in STATIC_REACHABLE:
         assert key.partition(":")[0] in kinds, key
         assert rungs and why
+
+
+def test_the_gate_prints_coverage_and_writes_coverage_json(tmp_path: Path) -> None:
+    console = _console()
+    junit = tmp_path / "gate.xml"
+    options = GateOptions(ReplicationConfig(), examples=3, steps=10, seed=3, junit=junit, out=tmp_path, progress=False)
+    assert run_gate(options, console) == EXIT_PASS
+    text = console.export_text()
+    assert "reachable" in text and "metadata_applied:become_leader" in text
+    assert "covered " in text and " reachable (" in text
+    doc = json.loads((tmp_path / "coverage.json").read_text())
+    assert doc["covered"]["broker_unfenced"] > 0
+    assert set(doc["missing"]) == set(doc["reachable"]) - set(doc["covered"])
+    assert doc["covered_reachable"] == len(doc["reachable"]) - len(doc["missing"])
+    assert doc["min_coverage"] is None
+    names = [c.get("name") for c in ET.parse(junit).getroot().iter("testcase")]
+    assert "coverage" in names
+
+
+def test_min_coverage_fails_a_passing_run_below_the_threshold(tmp_path: Path) -> None:
+    junit = tmp_path / "gate.xml"
+    console = _console()
+    code = run_gate(
+        GateOptions(
+            ReplicationConfig(),
+            examples=3,
+            steps=10,
+            seed=3,
+            junit=junit,
+            out=tmp_path,
+            progress=False,
+            min_coverage=100,
+        ),
+        console,
+    )
+    text = console.export_text()
+    assert code == EXIT_VIOLATION, text
+    assert "below --min-coverage 100 %" in text
+    missing = json.loads((tmp_path / "coverage.json").read_text())["missing"]
+    assert missing and all(k in text for k in missing)
+    case = next(c for c in ET.parse(junit).getroot().iter("testcase") if c.get("name") == "coverage")
+    assert case.find("failure") is not None
+
+    console = _console()
+    code = run_gate(
+        GateOptions(ReplicationConfig(), examples=3, steps=10, seed=3, out=tmp_path, progress=False, min_coverage=1),
+        console,
+    )
+    assert code == EXIT_PASS, console.export_text()
+
+
+@pytest.mark.parametrize("value", ["150", "-1", "nan", "lots"])
+def test_cli_rejects_a_bad_min_coverage(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["gate", "--min-coverage", value]) == EXIT_ERROR
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kconform: error: "), lines
+    assert "--min-coverage: expected a percentage between 0 and 100" in lines[0]
+
+
+def test_cli_passes_min_coverage_to_the_gate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    seen: list[GateOptions] = []
+
+    def fake_run_gate(options: GateOptions, console: Console | None = None) -> int:
+        seen.append(options)
+        return EXIT_PASS
+
+    from kconform.ci import gate
+
+    monkeypatch.setattr(gate, "run_gate", fake_run_gate)
+    assert cli.main(["gate", "--min-coverage", "42.5", "--out", str(tmp_path)]) == EXIT_PASS
+    assert seen[0].min_coverage == 42.5
 
 
 def test_kip_101_reaches_the_epoch_query_round_trip() -> None:
