@@ -40,6 +40,7 @@ from kconform.traces.counterexample import (
     write_counterexample,
 )
 from kconform.traces.replay import make_adapter, replay
+from kconform.traces.report import report_path, write_report
 
 DEFAULT_EXAMPLES = 200
 DEFAULT_STEPS = 50
@@ -185,7 +186,9 @@ def _report_failure(run: LockstepRun, options: GateOptions, console: Console, na
     options.out.mkdir(parents=True, exist_ok=True)
     path = options.out / f"{name}.jsonl"
     write_counterexample(path, cx)
+    write_report(cx, report_path(path))
     console.print(format_program(cx))
+    console.print(f"report with the per-replica log timeline: {report_path(path)}")
     return path
 
 

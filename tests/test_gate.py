@@ -52,6 +52,7 @@ def test_gate_finds_the_mutant_and_the_file_replays(tmp_path: Path) -> None:
     )
     assert code == EXIT_VIOLATION, console.export_text()
     (path,) = tmp_path.glob("counterexample-*.jsonl")
+    assert path.with_suffix(".html").read_text().count("<svg") == 1  # the report beside the file
     cx = read_counterexample(path)
     assert cx.mutants == ("acks-all-no-wait",)
     assert cx.verdict["kind"] == "non-conformance"
