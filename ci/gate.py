@@ -25,7 +25,7 @@ from kconform.ci.junit import JUnitCase, write_junit
 from kconform.ci.options import GateOptions
 from kconform.ci.summary import InvariantRow, MutantRow, render
 from kconform.conformance.adapter import Adapter, AdapterError
-from kconform.conformance.coverage import reachable_keys
+from kconform.conformance.coverage import Coverage, reachable_keys
 from kconform.conformance.hunt import CampaignResult, run_campaign
 from kconform.conformance.lockstep import NON_CONFORMANCE
 from kconform.conformance.runner import LockstepRun
@@ -126,41 +126,6 @@ def _invariant_rows(result: CampaignResult) -> list[InvariantRow]:
     )
     rows.append(InvariantRow("HandlerConformance", sum(log.actions.values()), nonconf, 0))
     return rows
-
-
-@dataclass(frozen=True)
-class Coverage:
-    """Handler-outcome coverage of a campaign (conformance.coverage): counts of the accepted
-    events' keys, the keys the model can produce for the configuration, and what is missing."""
-
-    covered: dict[str, int]
-    reachable: frozenset[str]
-
-    @property
-    def missing(self) -> list[str]:
-        return sorted(k for k in self.reachable if self.covered.get(k, 0) == 0)
-
-    @property
-    def hit(self) -> int:
-        return len(self.reachable) - len(self.missing)
-
-    @property
-    def percent(self) -> float:
-        return 100.0 * self.hit / len(self.reachable) if self.reachable else 100.0
-
-    def line(self) -> str:
-        return f"covered {self.hit} of {len(self.reachable)} reachable ({self.percent:.1f} %)"
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "covered": dict(sorted(self.covered.items())),
-            "reachable": sorted(self.reachable),
-            "missing": self.missing,
-            "unexpected": sorted(k for k in self.covered if k not in self.reachable),
-            "covered_reachable": self.hit,
-            "reachable_count": len(self.reachable),
-            "percent": round(self.percent, 2),
-        }
 
 
 def _coverage_table(cov: Coverage) -> Table:

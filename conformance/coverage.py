@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from kconform.model.actions import SearchBounds, successors
 from kconform.model.config import Protocol, ReplicationConfig
@@ -175,3 +176,38 @@ def _keys(events: Iterable[ev.Event]) -> Iterable[str]:
 
 
 __all__ = ["REACH_BOUNDS", "STATIC_REACHABLE", "coverage_key", "reachable_keys", "search_config", "searched_keys"]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Handler-outcome coverage of a campaign (conformance.coverage): counts of the accepted
+    events' keys, the keys the model can produce for the configuration, and what is missing."""
+
+    covered: dict[str, int]
+    reachable: frozenset[str]
+
+    @property
+    def missing(self) -> list[str]:
+        return sorted(k for k in self.reachable if self.covered.get(k, 0) == 0)
+
+    @property
+    def hit(self) -> int:
+        return len(self.reachable) - len(self.missing)
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.hit / len(self.reachable) if self.reachable else 100.0
+
+    def line(self) -> str:
+        return f"covered {self.hit} of {len(self.reachable)} reachable ({self.percent:.1f} %)"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "covered": dict(sorted(self.covered.items())),
+            "reachable": sorted(self.reachable),
+            "missing": self.missing,
+            "unexpected": sorted(k for k in self.covered if k not in self.reachable),
+            "covered_reachable": self.hit,
+            "reachable_count": len(self.reachable),
+            "percent": round(self.percent, 2),
+        }
