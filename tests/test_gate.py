@@ -155,3 +155,11 @@ def test_gate_exits_2_on_a_harness_error_and_keeps_the_tables(tmp_path: Path, mo
     text = console.export_text()
     assert code == EXIT_ERROR
     assert "segfault" in text and "Invariants" in text
+
+
+def test_random_search_keeps_broad_handler_coverage(tmp_path: Path) -> None:
+    """Guard against the machine decaying into vacuous passes: a modest budget must still reach
+    most of the handler outcomes the model can produce (67.5-80 % measured at 150 examples)."""
+    console = _console()
+    options = GateOptions(ReplicationConfig(), examples=150, seed=1, out=tmp_path, progress=False, min_coverage=60.0)
+    assert run_gate(options, console) == EXIT_PASS, console.export_text()
