@@ -234,44 +234,28 @@ def _add_explore_parser(commands: Any) -> None:
     explore.set_defaults(handler=_cmd_explore)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+N = TypeVar("N", int, float)
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
-    return value
+def _number(parse: Callable[[str], N], accept: Callable[[N], bool], what: str) -> Callable[[str], N]:
+    """An argparse type: ``parse`` the text and require ``accept``; errors say "expected ``what``"."""
+
+    def check(text: str) -> N:
+        try:
+            value = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not accept(value):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+
+    return check
 
 
-def _percentage(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a percentage between 0 and 100, got {text!r}") from None
-    if not (math.isfinite(value) and 0 <= value <= 100):
-        raise argparse.ArgumentTypeError(f"expected a percentage between 0 and 100, got {text!r}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
+_positive_int = _number(int, lambda v: v >= 1, "a positive integer")
+_non_negative_int = _number(int, lambda v: v >= 0, "a non-negative integer")
+_positive_float = _number(float, lambda v: math.isfinite(v) and v > 0, "a positive number of seconds")
+_percentage = _number(float, lambda v: math.isfinite(v) and 0 <= v <= 100, "a percentage between 0 and 100")
 
 
 def _setting(text: str) -> tuple[str, Any]:
