@@ -40,7 +40,7 @@ MODEL_IMPLEMENTATION = "model"
 """The ``implementation`` of files written by the model search (kconform explore): their steps are
 model actions, which no implementation can run; they are judged model-only."""
 
-SUPPORTED_SCHEMA_VERSIONS: tuple[int, ...] = (SCHEMA_VERSION,)
+SUPPORTED_SCHEMA_VERSIONS: tuple[int, ...] = (1, SCHEMA_VERSION)
 """Event schema versions this kconform reads."""
 
 VERDICT_KINDS: tuple[str, ...] = ("non-conformance", "invariant-violation", "pass")

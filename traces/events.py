@@ -13,11 +13,15 @@ on each class and, in prose, in docs/protocol.md.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-SCHEMA_VERSION = 1
-"""Version of the event schema written into every trace/counterexample header."""
+SCHEMA_VERSION = 2
+"""Version of the event schema written into every trace/counterexample header.
+
+Version 1: the replication slice. Version 2 adds the exactly-once slice (idempotent producer,
+transactions, LSO, read_committed, offsets); every version-1 file is a valid version-2 file."""
 
 NONE = 0
 OFFSET_OUT_OF_RANGE = 1
@@ -30,6 +34,22 @@ FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
 INVALID_UPDATE_VERSION = 108
 INELIGIBLE_REPLICA = 107
+COORDINATOR_LOAD_IN_PROGRESS = 14
+COORDINATOR_NOT_AVAILABLE = 15
+NOT_COORDINATOR = 16
+INVALID_REQUEST = 42
+OUT_OF_ORDER_SEQUENCE_NUMBER = 45
+DUPLICATE_SEQUENCE_NUMBER = 46
+INVALID_PRODUCER_EPOCH = 47
+INVALID_TXN_STATE = 48
+INVALID_PRODUCER_ID_MAPPING = 49
+INVALID_TRANSACTION_TIMEOUT = 50
+CONCURRENT_TRANSACTIONS = 51
+TRANSACTION_COORDINATOR_FENCED = 52
+UNSTABLE_OFFSET_COMMIT = 88
+PRODUCER_FENCED = 90
+TRANSACTIONAL_ID_NOT_FOUND = 105
+TRANSACTION_ABORTABLE = 120
 
 ERRORS: dict[int, str] = {
     NONE: "NONE",
@@ -43,6 +63,22 @@ ERRORS: dict[int, str] = {
     UNKNOWN_LEADER_EPOCH: "UNKNOWN_LEADER_EPOCH",
     INELIGIBLE_REPLICA: "INELIGIBLE_REPLICA",
     INVALID_UPDATE_VERSION: "INVALID_UPDATE_VERSION",
+    COORDINATOR_LOAD_IN_PROGRESS: "COORDINATOR_LOAD_IN_PROGRESS",
+    COORDINATOR_NOT_AVAILABLE: "COORDINATOR_NOT_AVAILABLE",
+    NOT_COORDINATOR: "NOT_COORDINATOR",
+    INVALID_REQUEST: "INVALID_REQUEST",
+    OUT_OF_ORDER_SEQUENCE_NUMBER: "OUT_OF_ORDER_SEQUENCE_NUMBER",
+    DUPLICATE_SEQUENCE_NUMBER: "DUPLICATE_SEQUENCE_NUMBER",
+    INVALID_PRODUCER_EPOCH: "INVALID_PRODUCER_EPOCH",
+    INVALID_TXN_STATE: "INVALID_TXN_STATE",
+    INVALID_PRODUCER_ID_MAPPING: "INVALID_PRODUCER_ID_MAPPING",
+    INVALID_TRANSACTION_TIMEOUT: "INVALID_TRANSACTION_TIMEOUT",
+    CONCURRENT_TRANSACTIONS: "CONCURRENT_TRANSACTIONS",
+    TRANSACTION_COORDINATOR_FENCED: "TRANSACTION_COORDINATOR_FENCED",
+    UNSTABLE_OFFSET_COMMIT: "UNSTABLE_OFFSET_COMMIT",
+    PRODUCER_FENCED: "PRODUCER_FENCED",
+    TRANSACTIONAL_ID_NOT_FOUND: "TRANSACTIONAL_ID_NOT_FOUND",
+    TRANSACTION_ABORTABLE: "TRANSACTION_ABORTABLE",
 }
 
 NO_LEADER = -1
@@ -72,6 +108,79 @@ class Entry:
         return Entry(value[0], value[1], value[2])
 
 
+NO_CONTROL = -1
+ABORT_MARKER = 0
+COMMIT_MARKER = 1
+"""``Record.control``: a data record, or a control record of Kafka's ControlRecordType (ABORT = 0,
+COMMIT = 1; kafka-facts §4)."""
+
+
+@dataclass(frozen=True, order=True)
+class Record:
+    """One record of a partition in the exactly-once slice, as a fetch returns it.
+
+    ``pid``/``epoch``/``seq`` are the batch's producer id, producer epoch and this record's
+    sequence (-1 for none); ``rid`` is the harness's record id (-1 for control records and
+    offset commits); ``txn`` is 1 for a transactional batch (markers always are); ``control`` is
+    NO_CONTROL, ABORT_MARKER or COMMIT_MARKER.
+    """
+
+    offset: int
+    pid: int
+    epoch: int
+    seq: int
+    rid: int
+    txn: int
+    control: int
+
+    def to_list(self) -> list[int]:
+        return [self.offset, self.pid, self.epoch, self.seq, self.rid, self.txn, self.control]
+
+    @staticmethod
+    def from_list(value: Any) -> Record:
+        if not (isinstance(value, list) and len(value) == 7 and all(_is_int(v) for v in value)):
+            raise ValueError(f"a record is [offset, pid, epoch, seq, rid, txn, control] of integers, got {value!r}")
+        return Record(*value)
+
+
+@dataclass(frozen=True, order=True)
+class AbortedTxn:
+    """An entry of a read_committed fetch's abortedTransactions list: (producerId, firstOffset)."""
+
+    pid: int
+    first_offset: int
+
+    def to_list(self) -> list[int]:
+        return [self.pid, self.first_offset]
+
+    @staticmethod
+    def from_list(value: Any) -> AbortedTxn:
+        if not (isinstance(value, list) and len(value) == 2 and all(_is_int(v) for v in value)):
+            raise ValueError(f"an aborted transaction is [pid, first_offset] of integers, got {value!r}")
+        return AbortedTxn(value[0], value[1])
+
+
+@dataclass(frozen=True, order=True)
+class TopicOffset:
+    """A consumer-group offset: the next offset to consume in ``partition``."""
+
+    partition: str
+    offset: int
+
+    def to_list(self) -> list[Any]:
+        return [self.partition, self.offset]
+
+    @staticmethod
+    def from_list(value: Any) -> TopicOffset:
+        if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and _is_int(value[1])):
+            raise ValueError(f"a topic offset is [partition, offset], got {value!r}")
+        return TopicOffset(value[0], value[1])
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 @dataclass(frozen=True)
 class Event:
     """Base class: every event names the node that ran the handler."""
@@ -88,7 +197,7 @@ class Event:
 
 
 def _encode(value: Any) -> Any:
-    if isinstance(value, Entry):
+    if isinstance(value, Entry | Record | AbortedTxn | TopicOffset):
         return value.to_list()
     if isinstance(value, tuple):
         return [_encode(v) for v in value]
@@ -438,6 +547,379 @@ class ConsumerFetchHandled(Event):
     hw: int
 
 
+# ============================================================================================
+# The exactly-once slice (schema version 2): idempotent producer, transactions, LSO,
+# read_committed and consumer offsets. Partitions are named "topic-N" (model.txn_config);
+# transaction states are Kafka's names ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort",
+# "CompleteCommit", "CompleteAbort", "Dead", "PrepareEpochFence"; "" = no metadata). ``req`` is the
+# client's request id (unique per send; a retry is a new send with a new req), ``msg`` a
+# broker-to-broker message id. Semantics: kafka-facts §1, §2, §4, §7 and docs/transactions.md.
+# ============================================================================================
+
+
+@dataclass(frozen=True)
+class CoordinatorMoved(Event):
+    """The controller moved the leadership of ``state_partition`` (a ``__transaction_state``
+    partition) to ``leader``; ``coordinator_epoch`` is the partition's new leader epoch.
+
+    From here the old coordinator answers NOT_COORDINATOR and drops its in-memory work (pending
+    transitions, marker sends in flight); the new one answers COORDINATOR_LOAD_IN_PROGRESS until
+    CoordinatorLoaded. The durable transaction log is what survives (KAFKA design: the coordinator
+    "finishes what the log says").
+    """
+
+    kind: ClassVar[str] = "coordinator_moved"
+    state_partition: str
+    leader: int
+    coordinator_epoch: int
+
+
+@dataclass(frozen=True)
+class CoordinatorLoaded(Event):
+    """Broker ``node`` finished loading ``state_partition`` at ``coordinator_epoch``: it now owns the
+    transactional ids of that partition with the state their last log record says, and re-sends
+    markers (MarkerSent) for every transaction found in PrepareCommit/PrepareAbort
+    (TransactionStateManager.loadTransactionsForTxnTopicPartition)."""
+
+    kind: ClassVar[str] = "coordinator_loaded"
+    state_partition: str
+    coordinator_epoch: int
+
+
+@dataclass(frozen=True)
+class InitProducerIdHandled(Event):
+    """Coordinator ``node`` answered InitProducerId ``req`` (kafka-facts §1.3).
+
+    ``transactional`` false: an idempotent producer (null transactional id; ``txn_id`` is ""), which
+    gets a fresh producer id with epoch 0 from any broker. Otherwise the rules of §1.3 in order;
+    the expected pid/epoch are -1 when not supplied (KIP-360). ``pid``/``epoch`` are the answer (-1
+    on error); ``state`` is the transactional id's state after the handler ("" if none). Fencing an
+    Ongoing transaction answers CONCURRENT_TRANSACTIONS with ``state`` PrepareAbort and the bumped
+    epoch recorded in the coordinator (not returned). A fresh producer id is any id never handed out
+    before in this run (the model checks freshness, not the allocator).
+    """
+
+    kind: ClassVar[str] = "init_producer_id_handled"
+    req: int
+    txn_id: str
+    transactional: bool
+    timeout_ms: int
+    expected_pid: int
+    expected_epoch: int
+    error: int
+    pid: int
+    epoch: int
+    state: str
+
+
+@dataclass(frozen=True)
+class AddPartitionsHandled(Event):
+    """Coordinator ``node`` answered AddPartitionsToTxn ``req`` (client versions, kafka-facts §1.4).
+
+    Errors in order: NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS; no metadata or pid mismatch →
+    INVALID_PRODUCER_ID_MAPPING; epoch ≠ current → PRODUCER_FENCED; pending transition or
+    Prepare* → CONCURRENT_TRANSACTIONS. Else Ongoing with the union of partitions (start time set
+    when coming from Empty/Complete*). ``state`` is the state after the handler.
+    """
+
+    kind: ClassVar[str] = "add_partitions_handled"
+    req: int
+    txn_id: str
+    pid: int
+    epoch: int
+    partitions: tuple[str, ...]
+    error: int
+    state: str
+
+
+@dataclass(frozen=True)
+class AddOffsetsHandled(Event):
+    """Coordinator ``node`` answered AddOffsetsToTxn ``req``: AddPartitionsToTxn of the group's
+    ``__consumer_offsets`` partition (abs(hashCode(group)) % 50; kafka-facts §1.4, §7)."""
+
+    kind: ClassVar[str] = "add_offsets_handled"
+    req: int
+    txn_id: str
+    pid: int
+    epoch: int
+    group: str
+    error: int
+    state: str
+
+
+@dataclass(frozen=True)
+class EndTxnHandled(Event):
+    """Coordinator ``node`` answered EndTxn ``req`` (commit or abort; kafka-facts §1.5).
+
+    The TV0 table of §1.5 (idempotent retries answer NONE from Complete*; wrong pid →
+    INVALID_PRODUCER_ID_MAPPING; wrong epoch → PRODUCER_FENCED), or with transaction version 2 the
+    KIP-890 rules (every EndTxn bumps the epoch; ``result_pid``/``result_epoch`` carry the producer's
+    identity for the next transaction, rotated on overflow). A successful Prepare is durable before
+    the answer; markers follow as MarkerSent events. ``state`` is the state after the handler;
+    ``result_pid``/``result_epoch`` are -1 on error and equal the request's in TV0. ``ctxn`` is the
+    harness's number of the client transaction the client meant to end (not a Kafka field): with
+    TV0 a late EndTxn can end a later transaction (KAFKA-17754), which the invariants classify.
+    """
+
+    kind: ClassVar[str] = "end_txn_handled"
+    req: int
+    txn_id: str
+    pid: int
+    epoch: int
+    ctxn: int
+    commit: bool
+    error: int
+    state: str
+    result_pid: int
+    result_epoch: int
+
+
+@dataclass(frozen=True)
+class TxnTimedOut(Event):
+    """Coordinator ``node`` aborted ``txn_id`` because it was Ongoing longer than its timeout
+    (txnStartTimestamp + txnTimeoutMs < now, strict; kafka-facts §1.6): the epoch is bumped to
+    ``epoch`` (fencing the producer; KAFKA-6119) and the state becomes PrepareAbort."""
+
+    kind: ClassVar[str] = "txn_timed_out"
+    txn_id: str
+    pid: int
+    epoch: int
+    state: str
+
+
+@dataclass(frozen=True)
+class TxnIdExpired(Event):
+    """Coordinator ``node`` expired ``txn_id`` (Empty/Complete*, no pending transition, last update
+    ≤ now - transactional.id.expiration.ms; kafka-facts §1.7): a tombstone; the id is unknown after."""
+
+    kind: ClassVar[str] = "txn_id_expired"
+    txn_id: str
+
+
+@dataclass(frozen=True)
+class MarkerSent(Event):
+    """Coordinator ``node`` sent WriteTxnMarkers ``msg`` for ``txn_id`` to ``leader``, the leader it
+    believes ``partition`` has: (pid, epoch, commit, coordinator_epoch) of the transaction being
+    completed. Only for a transaction in PrepareCommit/PrepareAbort whose ``partition`` has not
+    acknowledged yet (one message per partition; Kafka batches them per broker)."""
+
+    kind: ClassVar[str] = "marker_sent"
+    msg: int
+    txn_id: str
+    partition: str
+    leader: int
+    pid: int
+    epoch: int
+    commit: bool
+    coordinator_epoch: int
+
+
+@dataclass(frozen=True)
+class MarkerHandled(Event):
+    """Partition leader ``node`` handled marker ``msg`` on ``partition`` (kafka-facts §1.8, §2.4, §4).
+
+    Not leader → NOT_LEADER_OR_FOLLOWER; marker epoch < stored producer epoch →
+    INVALID_PRODUCER_EPOCH; coordinator epoch < stored → TRANSACTION_COORDINATOR_FENCED. Else a
+    control record is appended at ``offset`` (-1 on error): the producer's open transaction on the
+    partition ends (an aborted non-empty one enters the aborted index), the stored epoch becomes the
+    marker's, and on a ``__consumer_offsets`` partition the producer's pending offsets become
+    committed (COMMIT) or are dropped (ABORT).
+    """
+
+    kind: ClassVar[str] = "marker_handled"
+    msg: int
+    partition: str
+    pid: int
+    epoch: int
+    commit: bool
+    coordinator_epoch: int
+    error: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class MarkerResponseHandled(Event):
+    """Coordinator ``node`` processed the answer to its marker ``msg``: NONE removes the partition
+    from the transaction's pending set, and when it empties the coordinator writes CompleteCommit/
+    CompleteAbort (``state`` after); retriable errors leave it pending for a re-send;
+    INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED give up on the partition (kafka-facts
+    §1.8). A stale answer (coordinator moved, transaction no longer in Prepare*) changes nothing."""
+
+    kind: ClassVar[str] = "marker_response_handled"
+    msg: int
+    error: int
+    state: str
+
+
+@dataclass(frozen=True)
+class TxnProduceHandled(Event):
+    """Partition leader ``node`` handled Produce ``req``: one batch of records ``rids`` (sequences
+    ``base_seq``.. wrapping at 2^31-1) from producer (``pid``, ``epoch``) with ``txn_id`` ("" if not
+    transactional). ``ctxn`` is the harness's number of the client transaction the batch belongs to
+    (-1 outside transactions): not a Kafka field, carried for the atomicity invariants only.
+
+    ``outcome`` is one of: "appended" (at ``base_offset``), "duplicate" (the same epoch and exact
+    sequence range is one of the producer's last 5 batches: NONE with the original ``base_offset``,
+    nothing appended), "rejected" (``error``), or "verifying" (KIP-890 part 1: a transactional batch
+    with no ongoing transaction for the producer; the leader asked the coordinator with message
+    ``verify_msg`` and decides in VerifyApplied). Validation order: kafka-facts §2.2.
+    """
+
+    kind: ClassVar[str] = "txn_produce_handled"
+    req: int
+    partition: str
+    txn_id: str
+    pid: int
+    epoch: int
+    base_seq: int
+    rids: tuple[int, ...]
+    transactional: bool
+    ctxn: int
+    outcome: str
+    error: int
+    base_offset: int
+    verify_msg: int
+
+
+@dataclass(frozen=True)
+class VerifyHandled(Event):
+    """Coordinator ``node`` answered the verification ``msg`` (AddPartitionsToTxn v4 verifyOnly,
+    KIP-890 part 1; kafka-facts §1.9): no metadata / pid mismatch → INVALID_PRODUCER_ID_MAPPING;
+    epoch mismatch → PRODUCER_FENCED; Prepare* → CONCURRENT_TRANSACTIONS; partition in the Ongoing
+    transaction → NONE, else TRANSACTION_ABORTABLE."""
+
+    kind: ClassVar[str] = "verify_handled"
+    msg: int
+    txn_id: str
+    pid: int
+    epoch: int
+    partition: str
+    error: int
+
+
+@dataclass(frozen=True)
+class VerifyApplied(Event):
+    """Partition leader ``node`` got the answer to verification ``msg`` for Produce ``req``.
+
+    NONE and the verification entry still current (no transactional batch or marker of the producer
+    came in between) → the batch is validated as in TxnProduceHandled and "appended" or "rejected";
+    a stale entry → "rejected" INVALID_TXN_STATE; an error maps to the produce error of kafka-facts
+    §1.9 (PRODUCER_FENCED → INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE → INVALID_TXN_STATE,
+    coordinator errors and CONCURRENT_TRANSACTIONS → NOT_ENOUGH_REPLICAS).
+    """
+
+    kind: ClassVar[str] = "verify_applied"
+    msg: int
+    req: int
+    outcome: str
+    error: int
+    base_offset: int
+
+
+@dataclass(frozen=True)
+class HwAdvanced(Event):
+    """Partition leader ``node`` advanced ``partition``'s high watermark to ``hw`` (≤ LEO): the
+    replication slice's business, abstracted; completed transactions whose marker is now below the
+    HW stop holding the LSO back (kafka-facts §2.4)."""
+
+    kind: ClassVar[str] = "hw_advanced"
+    partition: str
+    hw: int
+
+
+@dataclass(frozen=True)
+class TxnConsumerFetchHandled(Event):
+    """Partition leader ``node`` answered consumer Fetch ``req`` on ``partition`` (kafka-facts §4).
+
+    ``records`` = the log from ``fetch_offset`` up to the HW (read_uncommitted) or the LSO
+    (read_committed), ``hw``/``lso`` the partition's; for read_committed ``aborted`` lists the aborted
+    transactions overlapping the returned range (lastOffset ≥ fetch_offset and firstOffset < upper
+    bound). fetch_offset > LEO → OFFSET_OUT_OF_RANGE.
+    """
+
+    kind: ClassVar[str] = "txn_consumer_fetch_handled"
+    req: int
+    partition: str
+    fetch_offset: int
+    read_committed: bool
+    error: int
+    records: tuple[Record, ...]
+    hw: int
+    lso: int
+    aborted: tuple[AbortedTxn, ...]
+
+
+@dataclass(frozen=True)
+class ConsumerPolled(Event):
+    """Consumer client ``node`` turned the response to its fetch ``req`` into what the application
+    sees: ``rids`` (data records only, in offset order) and the ``next_offset`` to fetch. read_committed
+    skips the batches of aborted transactions using the aborted list (CompletedFetch's rule,
+    kafka-facts §4); control records are never returned."""
+
+    kind: ClassVar[str] = "consumer_polled"
+    req: int
+    partition: str
+    read_committed: bool
+    rids: tuple[int, ...]
+    next_offset: int
+
+
+@dataclass(frozen=True)
+class TxnOffsetCommitHandled(Event):
+    """Group coordinator ``node`` (leader of the group's ``__consumer_offsets`` partition) handled
+    TxnOffsetCommit ``req`` (kafka-facts §1.10): producer-epoch check only (origin COORDINATOR:
+    epoch < stored → INVALID_PRODUCER_EPOCH); the offsets are written as a transactional batch at
+    ``base_offset`` and stay pending until the COMMIT marker (dropped on ABORT)."""
+
+    kind: ClassVar[str] = "txn_offset_commit_handled"
+    req: int
+    group: str
+    txn_id: str
+    pid: int
+    epoch: int
+    ctxn: int
+    offsets: tuple[TopicOffset, ...]
+    error: int
+    base_offset: int
+
+
+@dataclass(frozen=True)
+class OffsetCommitHandled(Event):
+    """Group coordinator ``node`` handled a plain OffsetCommit ``req``: the offsets are committed at
+    once (a non-transactional batch at ``base_offset``)."""
+
+    kind: ClassVar[str] = "offset_commit_handled"
+    req: int
+    group: str
+    offsets: tuple[TopicOffset, ...]
+    error: int
+    base_offset: int
+
+
+@dataclass(frozen=True)
+class OffsetFetchHandled(Event):
+    """Group coordinator ``node`` answered OffsetFetch ``req``: the committed ``offsets`` (pending
+    transactional offsets are invisible); with ``require_stable`` and a pending transactional offset
+    for the group → UNSTABLE_OFFSET_COMMIT and no offsets (KIP-447)."""
+
+    kind: ClassVar[str] = "offset_fetch_handled"
+    req: int
+    group: str
+    require_stable: bool
+    error: int
+    offsets: tuple[TopicOffset, ...]
+
+
+@dataclass(frozen=True)
+class ProducerExpired(Event):
+    """Partition leader ``node`` dropped producer ``pid``'s state on ``partition``: no ongoing
+    transaction and now - lastTimestamp ≥ producer.id.expiration.ms (KIP-854; kafka-facts §2.3)."""
+
+    kind: ClassVar[str] = "producer_expired"
+    partition: str
+    pid: int
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
@@ -461,7 +943,35 @@ EVENT_TYPES: dict[str, type[Event]] = {
         IsrChangeProposed,
         AlterPartitionApplied,
         ConsumerFetchHandled,
+        CoordinatorMoved,
+        CoordinatorLoaded,
+        InitProducerIdHandled,
+        AddPartitionsHandled,
+        AddOffsetsHandled,
+        EndTxnHandled,
+        TxnTimedOut,
+        TxnIdExpired,
+        MarkerSent,
+        MarkerHandled,
+        MarkerResponseHandled,
+        TxnProduceHandled,
+        VerifyHandled,
+        VerifyApplied,
+        HwAdvanced,
+        TxnConsumerFetchHandled,
+        ConsumerPolled,
+        TxnOffsetCommitHandled,
+        OffsetCommitHandled,
+        OffsetFetchHandled,
+        ProducerExpired,
     )
+}
+
+
+_STRUCT_TUPLES: dict[str, Callable[[Any], Any]] = {
+    "tuple[Record, ...]": Record.from_list,
+    "tuple[AbortedTxn, ...]": AbortedTxn.from_list,
+    "tuple[TopicOffset, ...]": TopicOffset.from_list,
 }
 
 
@@ -511,6 +1021,14 @@ def _decode_field(kind: str, name: str, typ: str, value: Any) -> Any:
             if not isinstance(value, list):
                 raise TypeError
             return tuple(Entry.from_list(v) for v in value)
+        if typ == "tuple[str, ...]":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise TypeError
+            return tuple(value)
+        if typ in _STRUCT_TUPLES:
+            if not isinstance(value, list):
+                raise TypeError
+            return tuple(_STRUCT_TUPLES[typ](v) for v in value)
     except (TypeError, ValueError):
         raise EventDecodeError(f"{kind}: field {name!r} should be {typ}, got {value!r}") from None
     raise EventDecodeError(f"{kind}: field {name!r} has unsupported type {typ}")

@@ -1,0 +1,173 @@
+"""Configuration of the exactly-once slice: brokers, partitions, transactional ids, protocol version.
+
+The slice is a small cluster: data partitions of one topic, the ``__consumer_offsets`` partitions
+of the groups used, and the ``__transaction_state`` partitions of the transactional ids used, each
+led by one broker. Internal partitions are chosen exactly as Kafka does (kafka-facts §7):
+``abs(javaStringHashCode(key)) % 50``.
+
+Replication of these partitions is the replication slice's business (model.replication proves it);
+here a partition is one leader's log whose high watermark advances by ``HwAdvanced`` events and
+never loses what it appended. The ``__transaction_state`` log is durable once written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from kconform.model.config import ConfigError
+
+TRANSACTION_STATE_TOPIC = "__transaction_state"
+CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
+DATA_TOPIC = "t"
+
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
+SHORT_MAX = 2**15 - 1
+"""Short.MaxValue = 32767: a producer epoch is an int16. 32767 is reserved for fencing; at 32766
+the coordinator rotates the producer id (kafka-facts §1.3)."""
+
+
+def java_string_hash(s: str) -> int:
+    """Java's ``String.hashCode``: s[0]·31^(n-1)+…+s[n-1] over UTF-16 code units, int32 overflow."""
+    h = 0
+    for unit in _utf16_units(s):
+        h = (31 * h + unit) & 0xFFFFFFFF
+    return h - 2**32 if h > INT32_MAX else h
+
+
+def _utf16_units(s: str) -> list[int]:
+    data = s.encode("utf-16-be")
+    return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]
+
+
+def java_abs(n: int) -> int:
+    """Kafka's ``Utils.abs``: ``|n|``, except ``abs(Integer.MIN_VALUE) = 0``."""
+    return 0 if n == INT32_MIN else abs(n)
+
+
+def partition_for(key: str, partitions: int = 50) -> int:
+    """The internal-topic partition Kafka picks for a group or transactional id (kafka-facts §7)."""
+    return java_abs(java_string_hash(key)) % partitions
+
+
+@dataclass(frozen=True)
+class TxnConfig:
+    """The exactly-once slice on brokers 0..brokers-1.
+
+    ``transaction_version`` 0 is Kafka's production protocol (the epoch is bumped only when a
+    producer is fenced or a transaction times out); 2 is KIP-890 part 2 (every EndTxn bumps the
+    epoch, so a late EndTxn or marker cannot touch the next transaction). ``verification`` is
+    KIP-890 part 1 (``transaction.partition.verification.enable``, default true since 3.6): a
+    partition leader asks the coordinator before the first transactional write of a producer.
+    Times are simulated milliseconds; defaults follow kafka-facts §8 except where the suite needs
+    a short clock (transaction timeout and the expiry intervals, which the conformance machines
+    reach by advancing the clock).
+    """
+
+    brokers: int = 3
+    data_partitions: int = 2
+    transactional_ids: tuple[str, ...] = ("txn-1",)
+    groups: tuple[str, ...] = ("my-group",)
+    transaction_version: int = 0
+    verification: bool = True
+    transaction_timeout_ms: int = 60_000
+    """The producers' transaction.timeout.ms (client default 60 s)."""
+    transaction_max_timeout_ms: int = 900_000
+    transactional_id_expiration_ms: int = 604_800_000
+    producer_id_expiration_ms: int = 86_400_000
+    abort_timed_out_interval_ms: int = 10_000
+    state_log_partitions: int = 50
+    offsets_topic_partitions: int = 50
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.brokers <= 7:
+            raise ConfigError(f"brokers must be 1..7, got {self.brokers}")
+        if not 1 <= self.data_partitions <= 8:
+            raise ConfigError(f"data_partitions must be 1..8, got {self.data_partitions}")
+        if self.transaction_version not in (0, 2):
+            raise ConfigError(f"transaction_version must be 0 or 2, got {self.transaction_version}")
+        if not self.transactional_ids or any(not t for t in self.transactional_ids):
+            raise ConfigError("transactional_ids must be non-empty strings")
+        for name in (
+            "transaction_timeout_ms",
+            "transaction_max_timeout_ms",
+            "transactional_id_expiration_ms",
+            "producer_id_expiration_ms",
+            "abort_timed_out_interval_ms",
+            "state_log_partitions",
+            "offsets_topic_partitions",
+        ):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
+
+    # Partition names ---------------------------------------------------------------------------
+
+    @property
+    def data(self) -> tuple[str, ...]:
+        """The data partitions, ``t-0``, ``t-1``, ..."""
+        return tuple(f"{DATA_TOPIC}-{i}" for i in range(self.data_partitions))
+
+    def state_partition(self, txn_id: str) -> str:
+        """The ``__transaction_state`` partition that holds ``txn_id`` (its coordinator's log)."""
+        return f"{TRANSACTION_STATE_TOPIC}-{partition_for(txn_id, self.state_log_partitions)}"
+
+    def offsets_partition(self, group: str) -> str:
+        """The ``__consumer_offsets`` partition of ``group``."""
+        return f"{CONSUMER_OFFSETS_TOPIC}-{partition_for(group, self.offsets_topic_partitions)}"
+
+    @property
+    def state_partitions(self) -> tuple[str, ...]:
+        return tuple(sorted({self.state_partition(t) for t in self.transactional_ids}))
+
+    @property
+    def offsets_partitions(self) -> tuple[str, ...]:
+        return tuple(sorted({self.offsets_partition(g) for g in self.groups}))
+
+    @property
+    def log_partitions(self) -> tuple[str, ...]:
+        """Every partition holding records and producer state: data, then consumer offsets."""
+        return self.data + self.offsets_partitions
+
+    def initial_leader(self, partition: str) -> int:
+        """Who leads a partition at boot: data partition i on broker i mod brokers; internal
+        partitions on broker (their number) mod brokers. Data and offsets partitions never move in
+        this slice; ``__transaction_state`` partitions move with ``CoordinatorMoved``."""
+        number = int(partition.rsplit("-", 1)[1])
+        return number % self.brokers
+
+    # JSON ------------------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["transactional_ids"] = list(self.transactional_ids)
+        out["groups"] = list(self.groups)
+        out["slice"] = "txn"
+        return out
+
+    @staticmethod
+    def from_json(obj: Any) -> TxnConfig:
+        """Build a config from a JSON object; unknown keys or bad values raise ConfigError."""
+        if not isinstance(obj, dict):
+            raise ConfigError(f"a config is a JSON object, got {type(obj).__name__}")
+        known = {f.name for f in dataclasses.fields(TxnConfig)}
+        body = {k: v for k, v in obj.items() if k != "slice"}
+        unknown = set(body) - known
+        if unknown:
+            raise ConfigError(f"unknown config key(s): {sorted(unknown)}")
+        kwargs: dict[str, Any] = {}
+        for key, value in body.items():
+            if key in ("transactional_ids", "groups"):
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    raise ConfigError(f"{key} must be a list of strings, got {value!r}")
+                kwargs[key] = tuple(value)
+            elif key == "verification":
+                if not isinstance(value, bool):
+                    raise ConfigError(f"{key} must be true or false, got {value!r}")
+                kwargs[key] = value
+            else:
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise ConfigError(f"{key} must be an integer, got {value!r}")
+                kwargs[key] = value
+        return TxnConfig(**kwargs)
