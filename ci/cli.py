@@ -28,6 +28,7 @@ from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.options import DEFAULT_OUT_DIR, IMPLEMENTATIONS, ExploreOptions, GateOptions, ReplayOptions
 from kconform.model.actions import SearchBounds
 from kconform.model.config import ConfigError, ReplicationConfig
+from kconform.model.configs import SLICES, AnyConfig, config_from_json, slice_of
 from kconform.model.invariants import INVARIANTS
 from kconform.traces.counterexample import MODEL_IMPLEMENTATION, TraceFileError, read_counterexample
 from kconform.traces.operations import ModelAction
@@ -40,6 +41,11 @@ _KAFKA_CONFIG_NAMES: dict[str, str] = {
     "unclean.leader.election.enable": "unclean_leader_election",
     "log.flush.interval.ms": "flush_interval_ms",
     "replica.high.watermark.checkpoint.interval.ms": "hw_checkpoint_interval_ms",
+    "transaction.partition.verification.enable": "verification",
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "abort_timed_out_interval_ms",
+    "transaction.state.log.num.partitions": "state_log_partitions",
+    "offsets.topic.num.partitions": "offsets_topic_partitions",
+    "transactional.id": "transactional_ids",
 }
 """Kafka property names --set accepts besides the config's own field names (``min.insync.replicas``
 and the other dotted names map mechanically: dots and dashes become underscores)."""
@@ -103,6 +109,12 @@ def _parser() -> _Parser:
     budget.add_argument("--seconds", type=_positive_float, metavar="S", help="time budget instead of --examples")
     gate.add_argument("--seed", type=_non_negative_int, metavar="N", help="random seed (default: chosen and printed)")
     _add_config_arguments(gate)
+    gate.add_argument(
+        "--slice",
+        choices=SLICES,
+        help="which protocols to check: replication (default) or txn (idempotent producer, transactions, "
+        "read_committed); same as --set slice=NAME",
+    )
     gate.add_argument("--implementation", choices=IMPLEMENTATIONS, default=IMPLEMENTATIONS[0])
     gate.add_argument(
         "--mutant",
@@ -285,7 +297,8 @@ def _version() -> str:
 
 
 def _cmd_gate(args: argparse.Namespace) -> int:
-    config = _load_config(args.config, args.settings)
+    settings = ([("slice", args.slice)] if args.slice else []) + list(args.settings)
+    config = _load_any_config(args.config, settings)
     mutants = tuple(dict.fromkeys(args.mutants))  # de-duplicated, in the order given
     if mutants:
         _check_mutants(mutants, _known_mutants(), where="")
@@ -383,7 +396,16 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
 
 
 def _load_config(path: Path | None, settings: Sequence[tuple[str, Any]]) -> ReplicationConfig:
-    """The config file's JSON object (or ``{}``), with the --set overrides merged in, validated."""
+    """A replication config (the commands that search the replication model need one)."""
+    config = _load_any_config(path, settings)
+    if not isinstance(config, ReplicationConfig):
+        raise UserError(f"this command checks the replication slice only; got a {slice_of(config)} config")
+    return config
+
+
+def _load_any_config(path: Path | None, settings: Sequence[tuple[str, Any]]) -> AnyConfig:
+    """The config file's JSON object (or ``{}``), with the --set overrides merged in, validated;
+    its ``slice`` key picks the slice (model.configs)."""
     obj: dict[str, Any] = {}
     if path is not None:
         try:
@@ -402,7 +424,7 @@ def _load_config(path: Path | None, settings: Sequence[tuple[str, Any]]) -> Repl
         obj.update(loaded)
     obj.update(settings)
     try:
-        return ReplicationConfig.from_json(obj)
+        return config_from_json(obj)
     except ConfigError as e:
         source = f" (from {path} and --set)" if path is not None and settings else f" (from {path})" if path else ""
         raise UserError(f"invalid config{source}: {e}") from None

@@ -25,12 +25,13 @@ from kconform.ci.junit import JUnitCase, write_junit
 from kconform.ci.options import GateOptions
 from kconform.ci.summary import InvariantRow, MutantRow, render
 from kconform.conformance.adapter import Adapter, AdapterError
-from kconform.conformance.coverage import Coverage, reachable_keys
+from kconform.conformance.coverage import Coverage
 from kconform.conformance.hunt import CampaignResult, run_campaign
 from kconform.conformance.lockstep import NON_CONFORMANCE
 from kconform.conformance.runner import LockstepRun
+from kconform.conformance.slices import invariant_names, mutants_of_slice, reachable_keys, slice_of
 from kconform.model.config import ReplicationConfig
-from kconform.model.invariants import INVARIANTS
+from kconform.model.configs import AnyConfig
 from kconform.traces.atomicfile import atomic_write_bytes
 from kconform.traces.counterexample import (
     Counterexample,
@@ -70,14 +71,14 @@ class MutantOutcome:
     replayed: bool
 
 
-def _factory(name: str) -> Callable[[], Adapter]:
-    make_adapter(name).close()  # fail early on an unknown implementation
-    return lambda: make_adapter(name)
+def _factory(name: str, cfg: AnyConfig) -> Callable[[], Adapter]:
+    make_adapter(name, cfg).close()  # fail early on an unknown implementation
+    return lambda: make_adapter(name, cfg)
 
 
 def _campaign(
     options: GateOptions,
-    cfg: ReplicationConfig,
+    cfg: AnyConfig,
     mutants: frozenset[str],
     seed: int,
     console: Console,
@@ -85,7 +86,7 @@ def _campaign(
     examples: int | None,
     seconds: float | None,
 ) -> CampaignResult:
-    factory = _factory(options.implementation)
+    factory = _factory(options.implementation, cfg)
     steps = options.steps or DEFAULT_STEPS
     if not options.progress:
         return run_campaign(factory, cfg, mutants, seed=seed, examples=examples, seconds=seconds, steps=steps)
@@ -111,11 +112,11 @@ def _campaign(
         )
 
 
-def _invariant_rows(result: CampaignResult) -> list[InvariantRow]:
+def _invariant_rows(result: CampaignResult, cfg: AnyConfig) -> list[InvariantRow]:
     log = result.log
     rows = [
         InvariantRow(name, log.all_runs_checks.get(name, 0), log.violations.get(name, 0), log.allowed.get(name, 0))
-        for name in INVARIANTS
+        for name in invariant_names(slice_of(cfg))
     ]
     nonconf = (
         1
@@ -158,11 +159,9 @@ def _report_failure(run: LockstepRun, options: GateOptions, console: Console, na
 
 
 def _self_check(options: GateOptions, seed: int, console: Console) -> list[MutantOutcome]:
-    from kconform.impl import MUTANTS
-
     budget = options.seconds if options.seconds is not None else SELF_CHECK_SECONDS
     outcomes = []
-    for name in sorted(MUTANTS):
+    for name in sorted(mutants_of_slice(slice_of(options.config))):
         started = time.perf_counter()
         result = _campaign(options, options.config, frozenset({name}), seed, console, f"mutant {name}", None, budget)
         seconds = time.perf_counter() - started
@@ -175,7 +174,7 @@ def _self_check(options: GateOptions, seed: int, console: Console) -> list[Mutan
             continue
         path = _report_failure(run, options, console, f"mutant-{name}")
         cx = counterexample_of(run, options.implementation)
-        adapter = make_adapter(options.implementation)
+        adapter = make_adapter(options.implementation, options.config)
         try:
             replayed = replay(cx, adapter).reproduces(cx)
         finally:
@@ -187,14 +186,23 @@ def _self_check(options: GateOptions, seed: int, console: Console) -> list[Mutan
     return outcomes
 
 
+def _describe(cfg: AnyConfig) -> str:
+    if isinstance(cfg, ReplicationConfig):
+        return f"protocol={cfg.protocol.value} replicas={cfg.replicas} min.insync.replicas={cfg.min_insync_replicas}"
+    verification = "on" if cfg.verification else "off"
+    return (
+        f"slice=txn transaction.version={cfg.transaction_version} verification={verification} "
+        f"brokers={cfg.brokers} partitions={cfg.data_partitions}"
+    )
+
+
 def run_gate(options: GateOptions, console: Console | None = None) -> int:
     """Run the gate; return EXIT_PASS, EXIT_VIOLATION or EXIT_ERROR."""
     console = console or Console()
     seed = options.seed if options.seed is not None else random.randrange(2**31)
     cfg = options.config
     console.print(
-        f"kconform gate: implementation={options.implementation} protocol={cfg.protocol.value} "
-        f"replicas={cfg.replicas} min.insync.replicas={cfg.min_insync_replicas} seed={seed}"
+        f"kconform gate: implementation={options.implementation} {_describe(cfg)} seed={seed}"
         + (f" mutants={','.join(options.mutants)}" if options.mutants else "")
     )
     cases: list[JUnitCase] = []
@@ -220,7 +228,7 @@ def run_gate(options: GateOptions, console: Console | None = None) -> int:
             result = _campaign(
                 options, cfg, frozenset(options.mutants), seed, console, "lockstep runs", examples, options.seconds
             )
-            inv_rows = _invariant_rows(result)
+            inv_rows = _invariant_rows(result, cfg)
             cov = Coverage(dict(result.log.covered), reachable_keys(cfg))
             console.print(_coverage_table(cov))
             console.print(cov.line())

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from kconform.model.actions import SearchBounds
 from kconform.model.config import ReplicationConfig
+from kconform.model.configs import AnyConfig
 
 IMPLEMENTATIONS: tuple[str, ...] = ("reference",)
 """Implementations the command line accepts for --implementation; the first is the default."""
@@ -26,7 +27,7 @@ class GateOptions:
     (conformance.coverage) is lower; None means coverage is only reported.
     """
 
-    config: ReplicationConfig
+    config: AnyConfig
     examples: int | None = None
     seconds: float | None = None
     seed: int | None = None

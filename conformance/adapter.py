@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from kconform.model.config import ReplicationConfig
+from kconform.model.configs import AnyConfig
 from kconform.traces.events import Event
 from kconform.traces.operations import Operation
 
@@ -30,7 +30,7 @@ class Adapter(Protocol):
 
     name: str
 
-    def reset(self, config: ReplicationConfig, seed: int, mutants: frozenset[str]) -> list[Event]: ...
+    def reset(self, config: AnyConfig, seed: int, mutants: frozenset[str]) -> list[Event]: ...
 
     def apply(self, op: Operation) -> list[Event]: ...
 

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings, stateful
 from hypothesis import seed as hypothesis_seed
 
 from kconform.conformance.adapter import Adapter, AdapterError
-from kconform.conformance.machine import ConformanceFailure, HarnessAbort, RunLog, make_machine
+from kconform.conformance.machine import ConformanceFailure, HarnessAbort, RunLog
 from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun
-from kconform.conformance.scenarios import first_failing_scenario
-from kconform.model.config import ReplicationConfig
+from kconform.conformance.slices import first_failing_scenario, make_machine
+from kconform.model.configs import AnyConfig
 
 ROUND_EXAMPLES = 100
 
@@ -47,7 +47,7 @@ class CampaignResult:
 
 def run_campaign(
     adapter_factory: Callable[[], Adapter],
-    cfg: ReplicationConfig,
+    cfg: AnyConfig,
     mutants: frozenset[str],
     *,
     seed: int,

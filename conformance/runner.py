@@ -15,8 +15,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from kconform.conformance.adapter import Adapter, AdapterError
-from kconform.conformance.lockstep import Finding, Judge
-from kconform.model.config import ReplicationConfig
+from kconform.conformance.lockstep import Finding
+from kconform.conformance.slices import SliceJudge, make_judge
+from kconform.model.configs import AnyConfig
 from kconform.traces.events import Event
 from kconform.traces.operations import Boot, Operation
 
@@ -58,20 +59,20 @@ class LockstepRun:
     """Drives ``adapter`` with operations and judges each event against the model."""
 
     adapter: Adapter
-    cfg: ReplicationConfig
+    cfg: AnyConfig
     seed: int
     mutants: frozenset[str]
     steps: list[StepRecord] = field(default_factory=list)
     failure: Finding | None = None
     failing_step: int | None = None
-    judge: Judge = field(init=False)
+    judge: SliceJudge = field(init=False)
     started: float = field(default_factory=time.perf_counter)
     timeout_s: float = ADAPTER_TIMEOUT_S
     checked: frozenset[str] | None = None
     """The invariants the judge checks (None: all)."""
 
     def __post_init__(self) -> None:
-        self.judge = Judge(self.cfg, self.checked)
+        self.judge = make_judge(self.cfg, self.checked)
 
     def boot(self) -> StepRecord:
         """Step 0: reset the implementation and judge the bring-up events."""

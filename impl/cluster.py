@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kconform.model.config import ReplicationConfig
+from kconform.model.configs import AnyConfig
 from kconform.traces.events import CONTROLLER, ClockAdvanced, Event
 from kconform.traces.operations import (
     Advance,
@@ -271,8 +272,11 @@ class ReferenceCluster:
             raise RuntimeError("the reference cluster is not running: call reset(config, seed, mutants) first")
         return self._cluster
 
-    def reset(self, config: ReplicationConfig, seed: int, mutants: frozenset[str]) -> list[Event]:
-        """Start a fresh cluster; returns the bring-up events. Unknown mutants raise ValueError."""
+    def reset(self, config: AnyConfig, seed: int, mutants: frozenset[str]) -> list[Event]:
+        """Start a fresh cluster; returns the bring-up events. Unknown mutants raise ValueError;
+        a configuration of another slice raises TypeError."""
+        if not isinstance(config, ReplicationConfig):
+            raise TypeError(f"the replication reference cluster cannot run a {type(config).__name__}")
         chosen = check_mutants(mutants)
         self.seed = seed
         self._cluster = SimulatedCluster(config, chosen)

@@ -46,3 +46,16 @@ def test_ill_typed_txn_fields_are_refused(field: str, bad: Any) -> None:
 def test_error_names_cover_every_code_constant() -> None:
     codes = {v for k, v in vars(ev).items() if k.isupper() and isinstance(v, int) and k in ev.ERRORS.values()}
     assert codes == set(ev.ERRORS)
+
+
+def test_config_json_picks_the_slice() -> None:
+    from kconform.model.config import ConfigError, ReplicationConfig
+    from kconform.model.configs import config_from_json, slice_of
+    from kconform.model.txn_config import TxnConfig
+
+    assert config_from_json({"replicas": 2}) == ReplicationConfig(replicas=2)
+    txn = config_from_json({"slice": "txn", "transaction_version": 2})
+    assert txn == TxnConfig(transaction_version=2) and slice_of(txn) == "txn"
+    assert config_from_json(TxnConfig().to_json()) == TxnConfig()
+    with pytest.raises(ConfigError, match="unknown slice"):
+        config_from_json({"slice": "raft"})

@@ -149,7 +149,7 @@ def test_a_crashing_or_hanging_adapter_is_a_harness_error(
 
 
 def test_gate_exits_2_on_a_harness_error_and_keeps_the_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gate, "make_adapter", lambda name: _Crashing())
+    monkeypatch.setattr(gate, "make_adapter", lambda name, cfg=None: _Crashing())
     console = _console()
     code = run_gate(GateOptions(ReplicationConfig(), examples=20, seed=1, out=tmp_path, progress=False), console)
     text = console.export_text()

@@ -27,7 +27,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from kconform.model.config import ConfigError, ReplicationConfig
+from kconform.model.config import ConfigError
+from kconform.model.configs import AnyConfig, config_from_json
 from kconform.model.invariants import INVARIANTS
 from kconform.traces.atomicfile import atomic_text_writer
 from kconform.traces.events import SCHEMA_VERSION, Event, EventDecodeError, event_from_json
@@ -86,7 +87,7 @@ class Counterexample:
     """A whole run: how to set it up (config, seed, mutants, implementation), what happened
     (``init_events``, then ``steps``) and what the judge concluded (``verdict``, see make_verdict)."""
 
-    config: ReplicationConfig
+    config: AnyConfig
     seed: int
     mutants: tuple[str, ...]
     implementation: str
@@ -260,7 +261,7 @@ def _parse_header(reader: _LineReader, header: dict[str, Any]) -> dict[str, Any]
     if unknown:
         fail(1, f"unknown header field(s) {unknown}")
     try:
-        config = ReplicationConfig.from_json(header["config"])
+        config = config_from_json(header["config"])
     except ConfigError as e:
         fail(1, f"bad config: {e}")
     seed = header["seed"]
@@ -331,7 +332,7 @@ def format_program(cx: Counterexample) -> str:
     (as Hypothesis prints a failing stateful test). The step the verdict names is marked."""
     verdict_step = cx.verdict["step"] if cx.verdict["kind"] != "pass" else None
     lines = [
-        f"config = ReplicationConfig.from_json({cx.config.to_json()!r})",
+        f"config = {type(cx.config).__name__}.from_json({cx.config.to_json()!r})",
         f"cluster = Cluster({cx.implementation!r}, config, seed={cx.seed!r}, mutants={list(cx.mutants)!r})",
     ]
     for index, step in enumerate(cx.steps):

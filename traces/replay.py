@@ -17,7 +17,9 @@ from rich.table import Table
 from kconform.conformance.adapter import Adapter, AdapterError
 from kconform.conformance.lockstep import Finding
 from kconform.conformance.runner import LockstepRun
+from kconform.conformance.slices import make_reference
 from kconform.model.config import ReplicationConfig
+from kconform.model.configs import AnyConfig
 from kconform.model.state import State
 from kconform.traces.counterexample import Counterexample
 from kconform.traces.events import Event
@@ -36,7 +38,8 @@ class ReplayResult:
     steps_replayed: int = 0
     divergence: str | None = None
     """First step where the live implementation's events differ from the recorded ones."""
-    model_state: State | None = None
+    model_state: Any = None
+    """The judge's model state after the last judged step (model.state.State for replication)."""
     impl_snapshot: dict[int, dict[str, Any]] | None = None
     findings: list[tuple[int, Finding]] = field(default_factory=list)
 
@@ -72,7 +75,7 @@ class RecordedEvents:
         self._boot = list(cx.steps[0].events) if cx.steps and isinstance(cx.steps[0].op, Boot) else []
         self._steps = iter([s for s in cx.steps if not isinstance(s.op, Boot)])
 
-    def reset(self, config: ReplicationConfig, seed: int, mutants: frozenset[str]) -> list[Event]:
+    def reset(self, config: AnyConfig, seed: int, mutants: frozenset[str]) -> list[Event]:
         return list(self._boot)
 
     def apply(self, op: Operation) -> list[Event]:
@@ -157,12 +160,10 @@ def state_table(model: State, impl: dict[int, dict[str, Any]] | None) -> Table:
     return table
 
 
-def make_adapter(name: str) -> Adapter:
-    """The implementation registered under ``name``."""
+def make_adapter(name: str, cfg: AnyConfig | None = None) -> Adapter:
+    """The implementation registered under ``name`` for ``cfg``'s slice (replication if None)."""
     if name == "reference":
-        from kconform.impl import ReferenceCluster
-
-        return ReferenceCluster()
+        return make_reference(cfg if cfg is not None else ReplicationConfig())
     raise AdapterError(f"unknown implementation {name!r}")
 
 
@@ -170,7 +171,7 @@ def run_replay(cx: Counterexample, options: ReplayOptions, console: Console | No
     """Replay ``cx`` and print the verdict; exit 1 if a failure is found, 0 if none, 2 on a
     harness error (the implementation crashed)."""
     console = console or Console()
-    adapter = None if options.model_only else make_adapter(options.implementation)
+    adapter = None if options.model_only else make_adapter(options.implementation, cx.config)
     try:
         result = replay(cx, adapter)
     except AdapterError as exc:
@@ -201,8 +202,10 @@ def run_replay(cx: Counterexample, options: ReplayOptions, console: Console | No
     if f.event is not None:
         console.print(f"  event: {f.event.to_json()}")
     console.print(f"  {f.message}")
-    if result.model_state is not None:
+    if isinstance(result.model_state, State):
         console.print(state_table(result.model_state, result.impl_snapshot))
+    elif result.model_state is not None:
+        console.print(f"model state at the failing step: {result.model_state}")
     console.print(
         "[green]reproduces the recorded verdict[/green]"
         if result.reproduces(cx)

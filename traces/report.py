@@ -312,7 +312,12 @@ tr.failing { background: #ffe0e0; }
 
 def render_html(cx: Counterexample) -> str:
     """A self-contained HTML page (inline CSS and SVG) for ``cx``: verdict, header, the failing
-    step's message, the program, the timeline and a table of the steps."""
+    step's message, the program, the timeline and a table of the steps. A counterexample of the
+    exactly-once slice gets its own picture (traces.txn_report)."""
+    if not isinstance(cx.config, ReplicationConfig):
+        from kconform.traces.txn_report import render_txn_html
+
+        return render_txn_html(cx)
     frames = timeline(cx)
     v = cx.verdict
     kind, name = str(v["kind"]), str(v["name"])
