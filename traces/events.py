@@ -920,6 +920,17 @@ class ProducerExpired(Event):
     pid: int
 
 
+@dataclass(frozen=True)
+class Quiesced(Event):
+    """The world (``node`` = CONTROLLER) delivered every message in flight and fired every timer
+    until nothing was left to do, with every coordinator loaded: from here no transaction may stay
+    open (Ongoing or Prepare* at its coordinator, or open on a partition). ``quiet`` is false when
+    the bounded quiescence ran out of time first; then nothing is concluded."""
+
+    kind: ClassVar[str] = "quiesced"
+    quiet: bool
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
@@ -964,6 +975,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         OffsetCommitHandled,
         OffsetFetchHandled,
         ProducerExpired,
+        Quiesced,
     )
 }
 
