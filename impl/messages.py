@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from kconform.traces.events import Entry
 
+from .txn_messages import TxnPayload
+
 
 @dataclass(frozen=True)
 class MetadataUpdate:
@@ -139,6 +141,7 @@ Payload = (
     | AlterPartitionResponse
     | ConsumerFetchRequest
     | ConsumerFetchResponse
+    | TxnPayload
 )
 
 

@@ -14,6 +14,7 @@ from kconform.impl.messages import (
     MetadataUpdate,
     ProduceRequest,
 )
+from kconform.impl.mutants import REPLICATION, mutants_of
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces import events as ev
 from kconform.traces import operations as ops
@@ -28,7 +29,7 @@ def _boot(mutants: frozenset[str], **cfg: object) -> ReferenceCluster:
 
 
 def test_every_mutant_names_its_issue_and_symptom() -> None:
-    assert sorted(MUTANTS) == sorted(
+    assert sorted(mutants_of(REPLICATION)) == sorted(
         [
             "truncate-to-hw",
             "kip-101-truncation",

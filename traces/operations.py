@@ -163,6 +163,136 @@ class ModelAction(Operation):
     label: str
 
 
+# --------------------------------------------------------------------------------------------
+# The exactly-once slice (impl/txn_cluster.py). Producer clients, consumers and groups are named
+# by small integers / names; record ids (rid) and client transaction numbers (ctxn) are chosen by
+# the cluster (counters), so the same operations always give the same annotations.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InitProducer(Operation):
+    """Producer client ``client`` calls initTransactions with transactional id ``txn_id`` ("" = an
+    idempotent producer's InitProducerId). A client not seen before is a new producer instance: a
+    second client with the same ``txn_id`` fences the first, which keeps running as a zombie.
+    Refused silently while the client is mid-transaction."""
+
+    kind: ClassVar[str] = "init_producer"
+    client: int
+    txn_id: str
+
+
+@dataclass(frozen=True)
+class BeginTxn(Operation):
+    """``client`` begins a transaction (local: no request); it gets the next client transaction
+    number ``ctxn``. Ignored unless the client is ready and transactional."""
+
+    kind: ClassVar[str] = "begin_txn"
+    client: int
+
+
+@dataclass(frozen=True)
+class Send(Operation):
+    """``client`` sends one batch of ``count`` new records (fresh rids) to ``partition`` (a data
+    partition): AddPartitionsToTxn first if the transaction lacks it, then Produce, at most 5
+    batches in flight per partition. Ignored outside a transaction for a transactional client."""
+
+    kind: ClassVar[str] = "send"
+    client: int
+    partition: str
+    count: int
+
+
+@dataclass(frozen=True)
+class CommitTxn(Operation):
+    """``client`` commits: EndTxn(commit) once its batches and offset commits are answered."""
+
+    kind: ClassVar[str] = "commit_txn"
+    client: int
+
+
+@dataclass(frozen=True)
+class AbortTxn(Operation):
+    """``client`` aborts: EndTxn(abort) once its batches and offset commits are answered."""
+
+    kind: ClassVar[str] = "abort_txn"
+    client: int
+
+
+@dataclass(frozen=True)
+class SendOffsets(Operation):
+    """``client`` sends consumer offsets in its transaction (sendOffsetsToTransaction):
+    AddOffsetsToTxn for ``group``, then TxnOffsetCommit of (``partition``, ``offset``)."""
+
+    kind: ClassVar[str] = "send_offsets"
+    client: int
+    group: str
+    partition: str
+    offset: int
+
+
+@dataclass(frozen=True)
+class ConsumeTxn(Operation):
+    """Consumer ``consumer`` fetches ``partition`` from its position (0 at first) at isolation
+    read_committed or read_uncommitted; its position moves past what the answer returned."""
+
+    kind: ClassVar[str] = "consume_txn"
+    consumer: int
+    partition: str
+    read_committed: bool
+
+
+@dataclass(frozen=True)
+class CommitOffsets(Operation):
+    """A plain OffsetCommit of (``partition``, ``offset``) for ``group``."""
+
+    kind: ClassVar[str] = "commit_offsets"
+    group: str
+    partition: str
+    offset: int
+
+
+@dataclass(frozen=True)
+class FetchOffsets(Operation):
+    """OffsetFetch of ``group``'s committed offsets (``require_stable``: KIP-447)."""
+
+    kind: ClassVar[str] = "fetch_offsets"
+    group: str
+    require_stable: bool
+
+
+@dataclass(frozen=True)
+class MoveCoordinator(Operation):
+    """The ``__transaction_state`` partition of ``txn_id`` gets leader ``broker`` at the next
+    coordinator epoch (coordinator failover; moving to the same broker is a reload). The new
+    coordinator loads the log 10 ms later. Ignored for an unknown broker."""
+
+    kind: ClassVar[str] = "move_coordinator"
+    txn_id: str
+    broker: int
+
+
+@dataclass(frozen=True)
+class AdvanceHw(Operation):
+    """``partition``'s leader moves its HW to ``offset`` clamped to [HW, LEO] (-1: the LEO)."""
+
+    kind: ClassVar[str] = "advance_hw"
+    partition: str
+    offset: int
+
+
+@dataclass(frozen=True)
+class Quiesce(Operation):
+    """Deliver every in-flight message in send order and fire timers in time order until the
+    cluster is quiet (nothing in flight, no client with work left, no transaction Ongoing or in
+    Prepare* at a coordinator, no coordinator loading) or ``max_ms`` of simulated time passed. The
+    liveness check (every transaction ends within its timeout + a stated bound once the
+    coordinator is available) is judged after it."""
+
+    kind: ClassVar[str] = "quiesce"
+    max_ms: int
+
+
 OPERATION_TYPES: dict[str, type[Operation]] = {
     cls.kind: cls
     for cls in (
@@ -182,6 +312,18 @@ OPERATION_TYPES: dict[str, type[Operation]] = {
         Run,
         MoveLeader,
         ModelAction,
+        InitProducer,
+        BeginTxn,
+        Send,
+        CommitTxn,
+        AbortTxn,
+        SendOffsets,
+        ConsumeTxn,
+        CommitOffsets,
+        FetchOffsets,
+        MoveCoordinator,
+        AdvanceHw,
+        Quiesce,
     )
 }
 
@@ -192,7 +334,8 @@ class OperationDecodeError(ValueError):
 
 def operation_from_json(obj: Any) -> Operation:
     """Decode one operation; raise OperationDecodeError naming the problem (unknown op, a missing
-    or ill-typed field: ``str`` fields take a JSON string, every other field an integer)."""
+    or ill-typed field: ``str`` fields take a JSON string, ``bool`` fields true/false, every other
+    field an integer)."""
     if not isinstance(obj, dict):
         raise OperationDecodeError(f"an operation is a JSON object, got {type(obj).__name__}")
     kind = obj.get("op")
@@ -205,6 +348,9 @@ def operation_from_json(obj: Any) -> Operation:
         if f.type == "str":
             if not isinstance(value, str):
                 raise OperationDecodeError(f"{kind}: field {f.name!r} should be a string, got {value!r}")
+        elif f.type == "bool":
+            if not isinstance(value, bool):
+                raise OperationDecodeError(f"{kind}: field {f.name!r} should be true or false, got {value!r}")
         elif isinstance(value, bool) or not isinstance(value, int):
             raise OperationDecodeError(f"{kind}: field {f.name!r} should be an integer, got {value!r}")
         kwargs[f.name] = value

@@ -17,7 +17,8 @@ from rich.console import Console
 from rich.table import Table
 
 from kconform.conformance.hunt import run_campaign
-from kconform.impl import MUTANTS, ReferenceCluster
+from kconform.impl import ReferenceCluster
+from kconform.impl.mutants import REPLICATION, mutants_of
 from kconform.model.config import ReplicationConfig
 
 INF = float("inf")
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mutant", action="append", default=None)
     args = parser.parse_args(argv)
     console = Console(width=160)
-    names = args.mutant or sorted(MUTANTS)
+    names = args.mutant or sorted(mutants_of(REPLICATION))
     console.print(f"machine: {platform.machine()} python {platform.python_version()}, one process")
     table = Table(
         title=f"time to detect each mutant, seconds, median / max over {args.seeds} seeds (cap {args.cap:.0f} s)"

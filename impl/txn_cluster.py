@@ -1,0 +1,313 @@
+"""The exactly-once cluster: brokers (partition leaders and transaction coordinators), producer
+clients, consumers and a group client over the simulated network and clock, driven one operation
+at a time (``TxnCluster``, the Adapter of kconform.conformance.adapter for ``TxnConfig``).
+
+Guarantees: ``apply`` runs one operation to completion and returns the events its handlers
+emitted, in order; the same config, mutants and operations give the same events (no wall clock,
+no unordered iteration; the seed is recorded, no choice is random); every loop is bounded
+(MAX_TIMER_FIRINGS, MAX_SETTLE_DELIVERIES, MAX_QUIESCE_ROUNDS); record ids and client transaction
+numbers are counters from 1, so they are unique per run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kconform.model.txn_config import TxnConfig
+from kconform.traces.events import CONTROLLER, ClockAdvanced, CoordinatorMoved, Event, TopicOffset
+from kconform.traces.operations import (
+    AbortTxn,
+    Advance,
+    AdvanceHw,
+    BeginTxn,
+    CommitOffsets,
+    CommitTxn,
+    ConsumeTxn,
+    Deliver,
+    DeliverTo,
+    Drop,
+    Duplicate,
+    FetchOffsets,
+    InitProducer,
+    MoveCoordinator,
+    Operation,
+    Quiesce,
+    Run,
+    Send,
+    SendOffsets,
+    Settle,
+)
+
+from . import mutants as m
+from .clock import Scheduler
+from .messages import Message
+from .network import Network
+from .runtime import EventLog
+from .txn_broker import TxnBroker
+from .txn_clients import GROUP_CLIENT_NODE, GroupClient, TxnConsumer, TxnProducer, consumer_node, producer_node
+from .txn_runtime import Metadata, StateLog, TxnWorld
+
+MAX_CLIENTS = 16
+"""Producer clients and consumers are numbered 0..MAX_CLIENTS-1; other numbers are ignored."""
+MAX_BATCH_RECORDS = 100
+MAX_TIMER_FIRINGS = 200_000
+MAX_SETTLE_DELIVERIES = 100_000
+MAX_QUIESCE_ROUNDS = 10_000
+"""Upper bound on (deliver everything, fire the next timers) rounds of one Quiesce."""
+RUN_SETTLE_DELIVERIES = 1_000
+RUN_STEP_MS = 100
+COORDINATOR_LOAD_MS = 10
+"""Time the new coordinator takes to load its ``__transaction_state`` partition."""
+
+
+class TxnSimulation:
+    """One running exactly-once cluster."""
+
+    def __init__(self, config: TxnConfig, mutants: frozenset[str]) -> None:
+        partitions = config.log_partitions + config.state_partitions
+        metadata = Metadata(
+            leaders={p: config.initial_leader(p) for p in partitions},
+            state_epochs={p: 0 for p in config.state_partitions},
+            state_logs={p: StateLog() for p in config.state_partitions},
+        )
+        self.world = TxnWorld(config, mutants, Scheduler(), Network(), EventLog(), metadata)
+        self.brokers = [TxnBroker(b, self.world) for b in range(config.brokers)]
+        self.producers: dict[int, TxnProducer] = {}
+        self.consumers: dict[int, TxnConsumer] = {}
+        self.group_client = GroupClient(self.world)
+        self.next_rid = 1
+        self.next_ctxn = 1
+
+    def boot(self) -> list[Event]:
+        """Each ``__transaction_state`` partition's first leader loads it at coordinator epoch 0."""
+        for broker in self.brokers:
+            broker.start_timers()
+        for sp in self.world.config.state_partitions:
+            leader = self.world.metadata.leaders[sp]
+            self.world.events.emit(CoordinatorMoved(CONTROLLER, sp, leader, 0))
+            self.brokers[leader].become_coordinator(sp, 0).load()
+        return self.world.events.drain()
+
+    # ---------------------------------------------------------------------------- operations
+
+    def apply(self, op: Operation) -> list[Event]:
+        """Run ``op`` to completion; return its events. Unknown operations raise ValueError."""
+        cfg = self.world.config
+        if isinstance(op, InitProducer):
+            self._init_producer(op.client, op.txn_id)
+        elif isinstance(op, BeginTxn):
+            producer = self.producers.get(op.client)
+            if producer is not None and producer.begin(self.next_ctxn):
+                self.next_ctxn += 1
+        elif isinstance(op, Send):
+            producer = self.producers.get(op.client)
+            if producer is not None and op.partition in cfg.data and 1 <= op.count <= MAX_BATCH_RECORDS:
+                rids = tuple(range(self.next_rid, self.next_rid + op.count))
+                self.next_rid += op.count
+                producer.send(op.partition, rids)
+        elif isinstance(op, CommitTxn | AbortTxn):
+            producer = self.producers.get(op.client)
+            if producer is not None:
+                producer.end(isinstance(op, CommitTxn))
+        elif isinstance(op, SendOffsets):
+            producer = self.producers.get(op.client)
+            if producer is not None and op.group in cfg.groups:
+                producer.send_offsets(op.group, TopicOffset(op.partition, op.offset))
+        elif isinstance(op, ConsumeTxn):
+            if 0 <= op.consumer < MAX_CLIENTS and op.partition in cfg.log_partitions:
+                consumer = self.consumers.setdefault(op.consumer, TxnConsumer(op.consumer, self.world))
+                consumer.fetch(op.partition, op.read_committed)
+        elif isinstance(op, CommitOffsets):
+            if op.group in cfg.groups:
+                self.group_client.commit(op.group, TopicOffset(op.partition, op.offset))
+        elif isinstance(op, FetchOffsets):
+            if op.group in cfg.groups:
+                self.group_client.fetch(op.group, op.require_stable)
+        elif isinstance(op, MoveCoordinator):
+            self._move_coordinator(op.txn_id, op.broker)
+        elif isinstance(op, AdvanceHw):
+            if op.partition in cfg.log_partitions:
+                self.brokers[self.world.metadata.leaders[op.partition]].advance_hw(op.partition, op.offset)
+        elif isinstance(op, Quiesce):
+            self._quiesce(op.max_ms)
+        else:
+            self._apply_world(op)
+        return self.world.events.drain()
+
+    def _apply_world(self, op: Operation) -> None:
+        """The network and time operations shared with the replication slice."""
+        network = self.world.network
+        if isinstance(op, Deliver):
+            msg = network.take(op.index)
+            if msg is not None:
+                self._deliver(msg)
+        elif isinstance(op, DeliverTo):
+            index = next((i for i, msg in enumerate(network.queue) if msg.dst == op.node), None)
+            if index is not None:
+                self._deliver(network.queue.pop(index))
+        elif isinstance(op, Drop):
+            network.take(op.index)
+        elif isinstance(op, Duplicate):
+            copy = network.peek(op.index)
+            if copy is not None:
+                self._deliver(copy)
+        elif isinstance(op, Advance):
+            self._advance(op.ms)
+        elif isinstance(op, Settle):
+            self._settle(op.max_messages)
+        elif isinstance(op, Run):
+            self._run(op.ms)
+        else:
+            raise ValueError(f"the exactly-once cluster does not know operation {op!r}")
+
+    def _init_producer(self, client: int, txn_id: str) -> None:
+        if not 0 <= client < MAX_CLIENTS or (txn_id and txn_id not in self.world.config.transactional_ids):
+            return
+        producer = self.producers.get(client)
+        if producer is None or producer.txn_id != txn_id:
+            producer = TxnProducer(client, txn_id, self.world)
+            self.producers[client] = producer
+        producer.init()
+
+    def _move_coordinator(self, txn_id: str, broker: int) -> None:
+        """Coordinator failover: leadership of the id's state partition moves, epoch + 1; the old
+        coordinator stops at once, the new one loads COORDINATOR_LOAD_MS later."""
+        sp = self.world.config.state_partition(txn_id)
+        metadata = self.world.metadata
+        if sp not in metadata.state_logs or not 0 <= broker < len(self.brokers):
+            return
+        self.brokers[metadata.leaders[sp]].resign_coordinator(sp)
+        metadata.state_epochs[sp] += 1
+        metadata.leaders[sp] = broker
+        self.world.events.emit(CoordinatorMoved(CONTROLLER, sp, broker, metadata.state_epochs[sp]))
+        coordinator = self.brokers[broker].become_coordinator(sp, metadata.state_epochs[sp])
+        self.world.scheduler.schedule(COORDINATOR_LOAD_MS, broker, "coordinator-load", coordinator.load)
+
+    # -------------------------------------------------------------------------- the world
+
+    def _deliver(self, msg: Message) -> None:
+        if msg.dst >= 0:
+            self.brokers[msg.dst].receive(msg)
+        elif msg.dst == GROUP_CLIENT_NODE:
+            self.group_client.receive(msg)
+        else:
+            for client, producer in self.producers.items():
+                if producer_node(client) == msg.dst:
+                    producer.receive(msg)
+                    return
+            for consumer_id, consumer in self.consumers.items():
+                if consumer_node(consumer_id) == msg.dst:
+                    consumer.receive(msg)
+                    return
+
+    def _advance(self, ms: int) -> None:
+        """Fire due timers in time order up to now + ``ms``; ClockAdvanced at each new time."""
+        if ms <= 0:
+            return
+        scheduler = self.world.scheduler
+        target_ms = scheduler.now_ms + ms
+        for _ in range(MAX_TIMER_FIRINGS):
+            due_ms = scheduler.next_due_ms()
+            if due_ms is None or due_ms > target_ms:
+                break
+            self._fire_next(due_ms)
+        else:
+            raise RuntimeError(f"Advance({ms}) fires more than {MAX_TIMER_FIRINGS} timers; use shorter steps")
+        if target_ms > scheduler.now_ms:
+            self._move_clock(target_ms)
+
+    def _fire_next(self, due_ms: int) -> None:
+        scheduler = self.world.scheduler
+        if due_ms > scheduler.now_ms:
+            self._move_clock(due_ms)
+        timer = scheduler.pop_due(due_ms)
+        assert timer is not None
+        timer.action()
+
+    def _move_clock(self, now_ms: int) -> None:
+        self.world.scheduler.move_to(now_ms)
+        self.world.events.emit(ClockAdvanced(CONTROLLER, now_ms))
+
+    def _settle(self, max_messages: int) -> None:
+        for _ in range(min(max_messages, MAX_SETTLE_DELIVERIES)):
+            msg = self.world.network.take(0)
+            if msg is None:
+                return
+            self._deliver(msg)
+
+    def _run(self, ms: int) -> None:
+        """A healthy network for ``ms``: settle, then step the clock by at most RUN_STEP_MS."""
+        remaining = ms
+        for _ in range(ms // RUN_STEP_MS + 2):
+            self._settle(RUN_SETTLE_DELIVERIES)
+            if remaining <= 0:
+                return
+            step = min(RUN_STEP_MS, remaining)
+            self._advance(step)
+            remaining -= step
+
+    def quiet(self) -> bool:
+        """Nothing in flight, no client with work, no coordinator loading or with a transaction
+        Ongoing / in Prepare*."""
+        if self.world.network.queue:
+            return False
+        if any(p.busy() for p in self.producers.values()):
+            return False
+        return not any(c.busy() for b in self.brokers for c in b.coordinators.values())
+
+    def _quiesce(self, max_ms: int) -> None:
+        scheduler = self.world.scheduler
+        deadline_ms = scheduler.now_ms + max(0, max_ms)
+        for _ in range(MAX_QUIESCE_ROUNDS):
+            self._settle(MAX_SETTLE_DELIVERIES)
+            if self.quiet():
+                return
+            due_ms = scheduler.next_due_ms()
+            if due_ms is None or due_ms > deadline_ms:
+                return
+            self._fire_next(due_ms)
+
+
+class TxnCluster:
+    """The exactly-once reference implementation behind the Adapter protocol (name ``"txn-reference"``)."""
+
+    name = "txn-reference"
+
+    def __init__(self) -> None:
+        self._sim: TxnSimulation | None = None
+        self.seed: int | None = None
+
+    @property
+    def sim(self) -> TxnSimulation:
+        """The running cluster (for white-box tests); reset() must have been called."""
+        if self._sim is None:
+            raise RuntimeError("the exactly-once cluster is not running: call reset(config, seed, mutants) first")
+        return self._sim
+
+    def reset(self, config: TxnConfig, seed: int, mutants: frozenset[str]) -> list[Event]:
+        """Start a fresh cluster; returns the boot events. Mutants not of the txn slice raise ValueError."""
+        chosen = m.check_mutants(mutants, m.TXN)
+        self.seed = seed
+        self._sim = TxnSimulation(config, chosen)
+        return self._sim.boot()
+
+    def apply(self, op: Operation) -> list[Event]:
+        return self.sim.apply(op)
+
+    def snapshot(self) -> dict[int, dict[str, Any]]:
+        """Each broker's observable state: per partition LEO / HW / LSO, per coordinator its ids' states."""
+        out: dict[int, dict[str, Any]] = {}
+        for b in self.sim.brokers:
+            out[b.broker_id] = {
+                "partitions": {
+                    p: {"leo": log.leo, "hw": log.hw, "lso": log.lso()} for p, log in sorted(b.logs.items())
+                },
+                "coordinators": {
+                    sp: {t: meta.state for t, meta in sorted(c.txns.items())}
+                    for sp, c in sorted(b.coordinators.items())
+                },
+            }
+        return out
+
+    def close(self) -> None:
+        self._sim = None
