@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kconform.model.configs import AnyConfig
 from kconform.model.txn_config import TxnConfig
-from kconform.traces.events import CONTROLLER, ClockAdvanced, CoordinatorMoved, Event, TopicOffset
+from kconform.traces.events import CONTROLLER, ClockAdvanced, CoordinatorMoved, Event, Quiesced, TopicOffset
 from kconform.traces.operations import (
     AbortTxn,
     Advance,
@@ -256,16 +257,18 @@ class TxnSimulation:
         return not any(c.busy() for b in self.brokers for c in b.coordinators.values())
 
     def _quiesce(self, max_ms: int) -> None:
+        """Deliver and fire timers until quiet or ``max_ms`` passed; then Quiesced(quiet)."""
         scheduler = self.world.scheduler
         deadline_ms = scheduler.now_ms + max(0, max_ms)
         for _ in range(MAX_QUIESCE_ROUNDS):
             self._settle(MAX_SETTLE_DELIVERIES)
             if self.quiet():
-                return
+                break
             due_ms = scheduler.next_due_ms()
             if due_ms is None or due_ms > deadline_ms:
-                return
+                break
             self._fire_next(due_ms)
+        self.world.events.emit(Quiesced(CONTROLLER, self.quiet()))
 
 
 class TxnCluster:
@@ -284,8 +287,11 @@ class TxnCluster:
             raise RuntimeError("the exactly-once cluster is not running: call reset(config, seed, mutants) first")
         return self._sim
 
-    def reset(self, config: TxnConfig, seed: int, mutants: frozenset[str]) -> list[Event]:
-        """Start a fresh cluster; returns the boot events. Mutants not of the txn slice raise ValueError."""
+    def reset(self, config: AnyConfig, seed: int, mutants: frozenset[str]) -> list[Event]:
+        """Start a fresh cluster; returns the boot events. Mutants not of the txn slice raise
+        ValueError; a configuration of another slice raises TypeError."""
+        if not isinstance(config, TxnConfig):
+            raise TypeError(f"the exactly-once reference cluster cannot run a {type(config).__name__}")
         chosen = m.check_mutants(mutants, m.TXN)
         self.seed = seed
         self._sim = TxnSimulation(config, chosen)

@@ -206,3 +206,10 @@ def test_quiesce_is_bounded_and_ends_an_open_transaction_by_timeout() -> None:
     cluster, events = run(steps)
     assert of(events, ev.TxnTimedOut) and cluster.sim.quiet()
     assert cluster.sim.world.now_ms <= 60_000 + 10_000 + 1_000
+
+
+def test_quiesce_reports_whether_it_got_quiet() -> None:
+    _, events = run([*INIT, ops.BeginTxn(0), ops.Send(0, "t-0", 1), ops.Quiesce(1_000)])
+    assert [e.quiet for e in of(events, ev.Quiesced)] == [False]
+    _, events = run([*INIT, ops.BeginTxn(0), ops.Send(0, "t-0", 1), ops.Quiesce(100_000)])
+    assert [e.quiet for e in of(events, ev.Quiesced)] == [True]
