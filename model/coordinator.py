@@ -97,12 +97,13 @@ class Answer:
     state: str = G.NO_STATE
 
 
-def _state(meta: TxnMetadata | None) -> str:
+def state_of(meta: TxnMetadata | None) -> str:
+    """The state name of ``meta``, "" for an id without metadata."""
     return G.NO_STATE if meta is None else meta.state
 
 
 def _error(meta: TxnMetadata | None, error: int) -> tuple[TxnMetadata | None, Answer]:
-    return meta, Answer(error, state=_state(meta))
+    return meta, Answer(error, state=state_of(meta))
 
 
 def _to(meta: TxnMetadata, cfg: TxnConfig, state: str, **changes: object) -> TxnMetadata:

@@ -801,9 +801,11 @@ class VerifyHandled(Event):
 class VerifyApplied(Event):
     """Partition leader ``node`` got the answer to verification ``msg`` for Produce ``req``.
 
-    NONE and the verification entry still current (no transactional batch or marker of the producer
-    came in between) → the batch is validated as in TxnProduceHandled and "appended" or "rejected";
-    a stale entry → "rejected" INVALID_TXN_STATE; an error maps to the produce error of kafka-facts
+    NONE and either the producer has an open transaction by now or the verification entry is still
+    current (no transactional batch or marker of the producer came in between) → the batch is
+    validated as in TxnProduceHandled ("appended", "duplicate" or "rejected"); no open transaction
+    and a stale entry → "rejected" INVALID_TXN_STATE (an exact duplicate stays "duplicate"; Kafka's
+    UnifiedLog.analyzeAndValidateProducerState); an error maps to the produce error of kafka-facts
     §1.9 (PRODUCER_FENCED → INVALID_PRODUCER_EPOCH, TRANSACTION_ABORTABLE → INVALID_TXN_STATE,
     coordinator errors and CONCURRENT_TRANSACTIONS → NOT_ENOUGH_REPLICAS).
     """

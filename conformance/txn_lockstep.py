@@ -1,0 +1,367 @@
+"""The lockstep judge of the exactly-once slice: each event against model.txn_state.
+
+Same contract as conformance.lockstep.Judge (docs/architecture.md): for every event the judge runs
+the same handler in the model with the event's inputs and compares the claimed outcome field by
+field; a handler the model would not run, or another outcome, is **non-conformance**. After every
+event the invariants of model.txn_invariants are checked: a broken guarantee is an **invariant
+violation**, or **allowed** when the configuration permits it (TV0's KAFKA-17754, producer-state
+expiry). Markers, verifications and consumer fetch answers are matched by message / request id;
+a message delivered twice is handled twice, and a response is accepted if any answer given to its
+request justifies it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from kconform.conformance.coverage import coverage_key
+from kconform.conformance.lockstep import ALLOWED, INVARIANT_VIOLATION, NON_CONFORMANCE, Finding
+from kconform.model import txn_invariants as I
+from kconform.model import txn_state as S
+from kconform.model.coordinator import NotEnabled
+from kconform.model.txn_config import TxnConfig
+from kconform.model.txn_state import TxnState
+from kconform.traces import events as ev
+
+X = TypeVar("X")
+
+
+class _Mismatch(Exception):
+    def __init__(self, diffs: list[str]) -> None:
+        super().__init__("; ".join(diffs))
+        self.diffs = diffs
+
+
+def _compare(claimed: dict[str, Any], expected: dict[str, Any]) -> None:
+    diffs = [
+        f"{k}: implementation says {claimed[k]!r}, model says {expected[k]!r}"
+        for k in expected
+        if claimed[k] != expected[k]
+    ]
+    if diffs:
+        raise _Mismatch(diffs)
+
+
+def _require(condition: bool, why: str) -> None:
+    if not condition:
+        raise NotEnabled(why)
+
+
+class TxnJudge:
+    """Holds the model state of one exactly-once run and judges each event as it arrives.
+
+    ``checked`` names the invariants checked after each event (None: all of them).
+    """
+
+    def __init__(self, cfg: TxnConfig, checked: frozenset[str] | None = None) -> None:
+        if checked is not None and not checked <= set(I.INVARIANTS):
+            raise ValueError(f"unknown invariant(s) {sorted(checked - set(I.INVARIANTS))}")
+        self.cfg = cfg
+        self.checked = checked
+        self._checked_names = tuple(n for n in I.INVARIANTS if checked is None or n in checked)
+        self.state: TxnState = S.initial_state(cfg)
+        self.events_judged = 0
+        self.checks: Counter[str] = Counter()
+        self.violations: Counter[str] = Counter()
+        self.allowed: Counter[str] = Counter()
+        self.actions: Counter[str] = Counter()
+        self.covered: Counter[str] = Counter()
+        """Coverage keys (conformance.coverage) of the events judged conformant."""
+        self._allowed_seen: set[str] = set()
+        self._violations_seen: set[str] = set()
+        self._after: TxnState | None = None
+        self._handlers: dict[type[ev.Event], Callable[[Any], TxnState]] = {
+            ev.ClockAdvanced: lambda e: S.advance_clock(self.state, e.now_ms),
+            ev.CoordinatorMoved: lambda e: S.coordinator_moved(
+                self.state, self.cfg, e.state_partition, e.leader, e.coordinator_epoch
+            ),
+            ev.CoordinatorLoaded: lambda e: S.coordinator_loaded(
+                self.state, self.cfg, e.node, e.state_partition, e.coordinator_epoch
+            ),
+            ev.InitProducerIdHandled: self._init_producer_id,
+            ev.AddPartitionsHandled: self._add_partitions,
+            ev.AddOffsetsHandled: self._add_offsets,
+            ev.EndTxnHandled: self._end_txn,
+            ev.TxnTimedOut: self._timed_out,
+            ev.TxnIdExpired: lambda e: S.txn_id_expired(self.state, self.cfg, e.node, e.txn_id),
+            ev.MarkerSent: self._marker_sent,
+            ev.MarkerHandled: self._marker_handled,
+            ev.MarkerResponseHandled: self._marker_response,
+            ev.TxnProduceHandled: self._produce,
+            ev.VerifyHandled: self._verify_handled,
+            ev.VerifyApplied: self._verify_applied,
+            ev.HwAdvanced: lambda e: S.hw_advanced(self.state, self.cfg, e.node, e.partition, e.hw),
+            ev.TxnConsumerFetchHandled: self._consumer_fetch,
+            ev.ConsumerPolled: self._consumer_polled,
+            ev.TxnOffsetCommitHandled: self._txn_offset_commit,
+            ev.OffsetCommitHandled: self._offset_commit,
+            ev.OffsetFetchHandled: self._offset_fetch,
+            ev.Quiesced: lambda e: S.quiesced(self.state, e.quiet),
+            ev.ProducerExpired: lambda e: S.producer_expired(self.state, self.cfg, e.node, e.partition, e.pid),
+        }
+
+    # ------------------------------------------------------------------------------------------
+
+    def observe(self, event: ev.Event) -> list[Finding]:
+        """Judge one event; returns its findings (empty when it conforms and nothing broke)."""
+        self.events_judged += 1
+        self.actions[event.kind] += 1
+        pre = self.state
+        self._after = None
+        handler = self._handlers.get(type(event))
+        if handler is None:
+            return [Finding(NON_CONFORMANCE, event.kind, f"the model has no handler for {event.kind}", event)]
+        try:
+            self.state = handler(event)
+        except NotEnabled as exc:
+            return [Finding(NON_CONFORMANCE, event.kind, f"not allowed here: {exc}", event)]
+        except _Mismatch as exc:
+            if self._after is not None:
+                self.state = self._after  # what the model says the handler leaves behind
+            return [Finding(NON_CONFORMANCE, event.kind, f"outcome differs: {exc}", event)]
+        self.covered[coverage_key(event)] += 1
+        return self._check_invariants(pre, self.state, event)
+
+    def _check_invariants(self, pre: TxnState, post: TxnState, event: ev.Event) -> list[Finding]:
+        for name in self._checked_names:
+            self.checks[name] += 1
+        if post is pre:
+            return []
+        found = I.check_state(post, self.cfg, self.checked) + I.check_step(pre, post, self.cfg, self.checked)
+        out: list[Finding] = []
+        for v in found:
+            key = f"{v.invariant}: {v.message}"
+            if v.allowed:
+                if key not in self._allowed_seen:
+                    self._allowed_seen.add(key)
+                    self.allowed[v.invariant] += 1
+                    out.append(Finding(ALLOWED, v.invariant, f"{v.message} — allowed: {v.allowed_because}", event))
+            elif key not in self._violations_seen:
+                # a state invariant stays broken once broken: report each violation once
+                self._violations_seen.add(key)
+                self.violations[v.invariant] += 1
+                doc = I.INVARIANTS[v.invariant].doc
+                out.append(Finding(INVARIANT_VIOLATION, v.invariant, f"{v.message} (guarantee: {doc})", event))
+        return out
+
+    def _keep(self, result: tuple[TxnState, X]) -> tuple[TxnState, X]:
+        self._after = result[0]
+        return result
+
+    # ------------------------------------------------------------------------------------------
+    # Coordinator
+
+    def _answer(self, e: Any, s: TxnState, a: Any, pid_field: str = "pid", epoch_field: str = "epoch") -> TxnState:
+        _compare(
+            {
+                "error": e.error,
+                "state": e.state,
+                pid_field: getattr(e, pid_field),
+                epoch_field: getattr(e, epoch_field),
+            },
+            {"error": a.error, "state": a.state, pid_field: a.pid, epoch_field: a.epoch},
+        )
+        return s
+
+    def _init_producer_id(self, e: ev.InitProducerIdHandled) -> TxnState:
+        s, a = self._keep(
+            S.init_producer_id(
+                self.state,
+                self.cfg,
+                e.node,
+                e.txn_id,
+                e.transactional,
+                e.timeout_ms,
+                e.expected_pid,
+                e.expected_epoch,
+                e.pid,
+            )
+        )
+        return self._answer(e, s, a)
+
+    def _add_partitions(self, e: ev.AddPartitionsHandled) -> TxnState:
+        s, a = self._keep(
+            S.add_partitions(self.state, self.cfg, e.node, e.txn_id, e.pid, e.epoch, frozenset(e.partitions))
+        )
+        _compare({"error": e.error, "state": e.state}, {"error": a.error, "state": a.state})
+        return s
+
+    def _add_offsets(self, e: ev.AddOffsetsHandled) -> TxnState:
+        _require(e.group in self.cfg.groups, f"group {e.group!r} is not in this configuration")
+        parts = frozenset({self.cfg.offsets_partition(e.group)})
+        s, a = self._keep(S.add_partitions(self.state, self.cfg, e.node, e.txn_id, e.pid, e.epoch, parts))
+        _compare({"error": e.error, "state": e.state}, {"error": a.error, "state": a.state})
+        return s
+
+    def _end_txn(self, e: ev.EndTxnHandled) -> TxnState:
+        s, a = self._keep(
+            S.end_txn(self.state, self.cfg, e.node, e.txn_id, e.pid, e.epoch, e.ctxn, e.commit, e.result_pid)
+        )
+        return self._answer(e, s, a, "result_pid", "result_epoch")
+
+    def _timed_out(self, e: ev.TxnTimedOut) -> TxnState:
+        s, meta = self._keep(S.txn_timed_out(self.state, self.cfg, e.node, e.txn_id))
+        _compare(
+            {"pid": e.pid, "epoch": e.epoch, "state": e.state},
+            {"pid": meta.pid, "epoch": meta.epoch, "state": meta.state},
+        )
+        return s
+
+    # ------------------------------------------------------------------------------------------
+    # Markers
+
+    def _marker_sent(self, e: ev.MarkerSent) -> TxnState:
+        s, m = self._keep(S.marker_sent(self.state, self.cfg, e.node, e.msg, e.txn_id, e.partition))
+        _compare(
+            {
+                "leader": e.leader,
+                "pid": e.pid,
+                "epoch": e.epoch,
+                "commit": e.commit,
+                "coordinator_epoch": e.coordinator_epoch,
+            },
+            {
+                "leader": m.leader,
+                "pid": m.pid,
+                "epoch": m.epoch,
+                "commit": m.commit,
+                "coordinator_epoch": m.coordinator_epoch,
+            },
+        )
+        return s
+
+    def _marker_handled(self, e: ev.MarkerHandled) -> TxnState:
+        m = self.state.markers.get(e.msg)
+        _require(
+            m is not None
+            and (m.partition, m.pid, m.epoch, m.commit, m.coordinator_epoch)
+            == (e.partition, e.pid, e.epoch, e.commit, e.coordinator_epoch),
+            f"marker {e.msg} was not sent with this content",
+        )
+        s, r = self._keep(S.marker_handled(self.state, self.cfg, e.node, e.msg))
+        _compare({"error": e.error, "offset": e.offset}, {"error": r.error, "offset": r.offset})
+        return s
+
+    def _marker_response(self, e: ev.MarkerResponseHandled) -> TxnState:
+        s, state = self._keep(S.marker_response(self.state, self.cfg, e.node, e.msg, e.error))
+        _compare({"state": e.state}, {"state": state})
+        return s
+
+    # ------------------------------------------------------------------------------------------
+    # Produce, verification
+
+    def _produce(self, e: ev.TxnProduceHandled) -> TxnState:
+        s, r = self._keep(
+            S.produce(
+                self.state,
+                self.cfg,
+                e.node,
+                e.req,
+                e.partition,
+                e.txn_id,
+                e.pid,
+                e.epoch,
+                e.base_seq,
+                e.rids,
+                e.transactional,
+                e.ctxn,
+                e.verify_msg,
+            )
+        )
+        _compare(
+            {"outcome": e.outcome, "error": e.error, "base_offset": e.base_offset},
+            {"outcome": r.outcome, "error": r.error, "base_offset": r.base_offset},
+        )
+        return s
+
+    def _verify_handled(self, e: ev.VerifyHandled) -> TxnState:
+        v = self.state.verifications.get(e.msg)
+        _require(
+            v is not None and (v.txn_id, v.pid, v.epoch, v.partition) == (e.txn_id, e.pid, e.epoch, e.partition),
+            f"no verification {e.msg} was sent with this content",
+        )
+        s, error = self._keep(S.verify_handled(self.state, self.cfg, e.node, e.msg))
+        _compare({"error": e.error}, {"error": error})
+        return s
+
+    def _verify_applied(self, e: ev.VerifyApplied) -> TxnState:
+        answers = S.verify_answers(self.state, e.msg)
+        _require(bool(answers), f"verification {e.msg} was never answered")
+        claimed = {"outcome": e.outcome, "error": e.error, "base_offset": e.base_offset}
+        return self._first_match(
+            answers, lambda a: S.verify_applied(self.state, self.cfg, e.node, e.msg, e.req, a), claimed
+        )
+
+    def _first_match(
+        self, answers: tuple[Any, ...], run: Callable[[Any], tuple[TxnState, Any]], claimed: dict[str, Any]
+    ) -> TxnState:
+        """Accept the claim if any answer given to the request justifies it (duplicates may differ)."""
+        mismatch: _Mismatch | None = None
+        for answer in answers:
+            s, out = run(answer)
+            try:
+                _compare(claimed, {k: getattr(out, k) for k in claimed})
+                return s
+            except _Mismatch as exc:
+                if mismatch is None:
+                    mismatch, self._after = exc, s
+        assert mismatch is not None
+        raise mismatch
+
+    # ------------------------------------------------------------------------------------------
+    # Consumers
+
+    def _consumer_fetch(self, e: ev.TxnConsumerFetchHandled) -> TxnState:
+        s, a = self._keep(
+            S.consumer_fetch(self.state, self.cfg, e.node, e.req, e.partition, e.fetch_offset, e.read_committed)
+        )
+        _compare(
+            {"error": e.error, "records": e.records, "hw": e.hw, "lso": e.lso, "aborted": tuple(sorted(e.aborted))},
+            {"error": a.error, "records": a.records, "hw": a.hw, "lso": a.lso, "aborted": tuple(sorted(a.aborted))},
+        )
+        return s
+
+    def _consumer_polled(self, e: ev.ConsumerPolled) -> TxnState:
+        served = S.served_fetches(self.state, e.req)
+        _require(bool(served), f"no fetch {e.req} was answered")
+        claimed = {"rids": e.rids, "next_offset": e.next_offset}
+        return self._first_match(
+            served, lambda f: S.consumer_polled(self.state, e.node, e.req, e.partition, e.read_committed, f), claimed
+        )
+
+    # ------------------------------------------------------------------------------------------
+    # Offsets
+
+    def _txn_offset_commit(self, e: ev.TxnOffsetCommitHandled) -> TxnState:
+        s, r = self._keep(
+            S.txn_offset_commit(self.state, self.cfg, e.node, e.group, e.txn_id, e.pid, e.epoch, e.ctxn, e.offsets)
+        )
+        _compare({"error": e.error, "base_offset": e.base_offset}, {"error": r.error, "base_offset": r.base_offset})
+        return s
+
+    def _offset_commit(self, e: ev.OffsetCommitHandled) -> TxnState:
+        s, r = self._keep(S.offset_commit(self.state, self.cfg, e.node, e.group, e.offsets))
+        _compare({"error": e.error, "base_offset": e.base_offset}, {"error": r.error, "base_offset": r.base_offset})
+        return s
+
+    def _offset_fetch(self, e: ev.OffsetFetchHandled) -> TxnState:
+        s, r = self._keep(S.offset_fetch(self.state, self.cfg, e.node, e.group, e.require_stable))
+        _compare(
+            {"error": e.error, "offsets": tuple(sorted(e.offsets))},
+            {"error": r.error, "offsets": tuple(sorted(r.offsets))},
+        )
+        return s
+
+
+def judge_txn_events(cfg: TxnConfig, events: list[ev.Event]) -> list[Finding]:
+    """Judge a whole event list from a fresh model; returns every finding in order."""
+    judge = TxnJudge(cfg)
+    out: list[Finding] = []
+    for e in events:
+        out.extend(judge.observe(e))
+    return out
+
+
+__all__ = ["ALLOWED", "INVARIANT_VIOLATION", "NON_CONFORMANCE", "Finding", "TxnJudge", "judge_txn_events"]

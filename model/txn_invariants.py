@@ -1,0 +1,320 @@
+"""Named guarantees of the exactly-once slice, each a function over TxnState (or over one step).
+
+Every invariant has a one-sentence docstring stating the guarantee and a citation (Jepsen's
+anomaly names where they exist). An anomaly the configuration permits is reported with
+``allowed=True`` and the reason, like Elle's allowed anomalies:
+
+- transaction protocol version 0 lets a late EndTxn or a late produce of one client transaction
+  act on the next transaction of the same producer epoch (KAFKA-17754, found by Jepsen): split
+  outcomes caused by a decision of another client transaction are allowed under TV0;
+- a producer whose state expired (producer.id.expiration.ms) is an unknown producer whose next
+  sequence is accepted, so ordering and dedup across the expiry are allowed (KIP-360, KIP-854).
+
+Without KIP-890 part 1 verification a late produce can open a transaction no coordinator knows:
+that hanging transaction is a real pre-KIP-890 violation, reported as such, never allowed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from kconform.model import producer_state as P
+from kconform.model import txn_graph as G
+from kconform.model import txn_partition as T
+from kconform.model.invariants import Violation
+from kconform.model.txn_config import TxnConfig
+from kconform.model.txn_state import Fate, TxnState
+
+StateCheck = Callable[[TxnState, TxnConfig], Iterator[Violation]]
+StepCheck = Callable[[TxnState, TxnState, TxnConfig], Iterator[Violation]]
+
+KAFKA_17754 = (
+    "transaction version 0 reuses the producer epoch across transactions, so a late request of one "
+    "client transaction acts on the next one (KAFKA-17754; fixed by KIP-890 part 2)"
+)
+
+
+@dataclass(frozen=True)
+class TxnInvariant:
+    """A registered guarantee: ``state_check`` sees one state, ``step_check`` a state and its successor."""
+
+    name: str
+    doc: str
+    cite: str
+    state_check: StateCheck | None = None
+    step_check: StepCheck | None = None
+
+
+INVARIANTS: dict[str, TxnInvariant] = {}
+
+
+def _register(name: str, cite: str) -> Callable[[StateCheck], StateCheck]:
+    def deco(fn: StateCheck) -> StateCheck:
+        INVARIANTS[name] = TxnInvariant(name, (fn.__doc__ or "").strip(), cite, state_check=fn)
+        return fn
+
+    return deco
+
+
+def _register_step(name: str, cite: str) -> Callable[[StepCheck], StepCheck]:
+    def deco(fn: StepCheck) -> StepCheck:
+        INVARIANTS[name] = TxnInvariant(name, (fn.__doc__ or "").strip(), cite, step_check=fn)
+        return fn
+
+    return deco
+
+
+def _data_records(p: T.Partition) -> Iterator[tuple[int, int, int, int, int]]:
+    """(offset, pid, epoch, seq, rid) of the data records produced by clients."""
+    for r in p.log:
+        if r.control < 0 and r.rid >= 0:
+            yield r.offset, r.pid, r.epoch, r.seq, r.rid
+
+
+def _expired_between(s: TxnState, partition: str, pid: int, lo: int, hi: int) -> bool:
+    return any(part == partition and q == pid and lo < leo <= hi for part, q, leo in s.ghost.expired)
+
+
+EXPIRY = (
+    "the producer's state expired in between (producer.id.expiration.ms, KIP-854): "
+    "an unknown producer's sequence is accepted (KIP-360)"
+)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+@_register("NoDuplicateAppends", "KIP-98 idempotent producer; kafka-facts §2.2")
+def no_duplicate_appends(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """No client record is appended twice to a partition: retries of an idempotent producer are deduplicated."""
+    for name, p in s.partitions.items():
+        first: dict[int, tuple[int, int]] = {}
+        for offset, pid, _e, _seq, rid in _data_records(p):
+            if rid not in first:
+                first[rid] = (offset, pid)
+                continue
+            o1, pid1 = first[rid]
+            why = EXPIRY if pid == pid1 and _expired_between(s, name, pid, o1, offset) else ""
+            yield Violation(
+                "NoDuplicateAppends",
+                f"{name}: record {rid} appended at offsets {o1} and {offset}",
+                allowed=bool(why),
+                allowed_because=why,
+            )
+
+
+@_register("PerProducerOrder", "KIP-98 sequence numbers; kafka-facts §2.2")
+def per_producer_order(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """On each partition a producer's records appear in sequence order without gaps within an epoch, and its epochs
+    never go back."""
+    for name, p in s.partitions.items():
+        last: dict[int, tuple[int, int, int]] = {}
+        for offset, pid, epoch, seq, _rid in _data_records(p):
+            if pid < 0:
+                continue
+            prev = last.get(pid)
+            last[pid] = (offset, epoch, seq)
+            if prev is None:
+                continue
+            o0, e0, s0 = prev
+            if epoch == e0 and seq == P.increment_sequence(s0):
+                continue
+            if epoch > e0:
+                continue
+            why = EXPIRY if _expired_between(s, name, pid, o0, offset) else ""
+            yield Violation(
+                "PerProducerOrder",
+                f"{name}: producer {pid} wrote (epoch {e0}, seq {s0}) at {o0} then (epoch {epoch}, seq {seq}) at "
+                f"{offset}",
+                allowed=bool(why),
+                allowed_because=why,
+            )
+
+
+def _client_txns(s: TxnState) -> dict[tuple[str, int], list[tuple[tuple[str, int], Fate | None]]]:
+    out: dict[tuple[str, int], list[tuple[tuple[str, int], Fate | None]]] = defaultdict(list)
+    for key, owner in s.ghost.owners.items():
+        if owner.ctxn >= 0 and owner.txn_id:
+            out[(owner.txn_id, owner.ctxn)].append((key, s.ghost.fates.get(key)))
+    return out
+
+
+def _tv0_split(cfg: TxnConfig, ctxn: int, fates: list[Fate]) -> str:
+    if cfg.transaction_version == 0 and any(f.by_ctxn != ctxn for f in fates):
+        return KAFKA_17754
+    return ""
+
+
+@_register("TxnAtomicity", "KIP-98 atomic multi-partition writes; Jepsen (Kafka 3.x) lost/aborted writes")
+def txn_atomicity(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """The records and offset commits of one client transaction all commit or all abort, on every partition."""
+    for (txn_id, ctxn), items in sorted(_client_txns(s).items()):
+        fates = [f for _k, f in items if f is not None]
+        outcomes = {f.commit for f in fates}
+        if len(outcomes) > 1:
+            committed = sorted(k for k, f in items if f is not None and f.commit)
+            aborted = sorted(k for k, f in items if f is not None and not f.commit)
+            why = _tv0_split(cfg, ctxn, fates)
+            yield Violation(
+                "TxnAtomicity",
+                f"client transaction {ctxn} of {txn_id!r}: committed {committed}, aborted {aborted}",
+                allowed=bool(why),
+                allowed_because=why,
+            )
+
+
+@_register("NoAbortedRead", "Jepsen/Adya G1a (aborted read); KIP-98 read_committed; kafka-facts §4")
+def no_aborted_read(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """A read_committed consumer never receives a record of an aborted transaction (G1a)."""
+    for r in sorted(s.ghost.reads):
+        fate = s.ghost.fates.get((r.partition, r.offset))
+        if r.read_committed and fate is not None and not fate.commit:
+            yield Violation("NoAbortedRead", f"read_committed consumer read aborted record at {r.partition}@{r.offset}")
+
+
+@_register("NoUncommittedRead", "KIP-98 read_committed (LSO); kafka-facts §4; Redpanda #3036")
+def no_uncommitted_read(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """A read_committed consumer only receives transactional records whose transaction had committed when the fetch was
+    served."""
+    for r in sorted(s.ghost.reads):
+        if r.read_committed and not r.stable_when_served:
+            yield Violation(
+                "NoUncommittedRead", f"read_committed consumer read {r.partition}@{r.offset} before it committed"
+            )
+
+
+@_register("LsoBounds", "KIP-98 last stable offset; UnifiedLog.lastStableOffset; kafka-facts §2.4, §4")
+def lso_bounds(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """Every partition's HW is at most its LEO, and every LSO served is at most the HW and never past an unstable
+    transaction's first offset."""
+    for name, p in s.partitions.items():
+        if p.hw > p.leo:
+            yield Violation("LsoBounds", f"{name}: HW {p.hw} > LEO {p.leo}")
+    for sv in sorted(s.ghost.served):
+        if sv.lso > sv.hw or sv.hw > sv.leo or (sv.first_unstable >= 0 and sv.lso > sv.first_unstable):
+            yield Violation(
+                "LsoBounds",
+                f"{sv.partition}: LSO {sv.lso} served with HW {sv.hw}, LEO {sv.leo}, first unstable "
+                f"{sv.first_unstable}",
+            )
+
+
+@_register("NoZombieCommit", "KIP-98 producer fencing; KAFKA-6119; kafka-facts §1.11")
+def no_zombie_commit(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """A write by a fenced producer epoch (the coordinator had moved past it when it was appended) never commits."""
+    for key, owner in s.ghost.owners.items():
+        fate = s.ghost.fates.get(key)
+        if owner.zombie and fate is not None and fate.commit:
+            yield Violation(
+                "NoZombieCommit", f"{key[0]}@{key[1]} written by a fenced epoch of {owner.txn_id!r} committed"
+            )
+
+
+@_register("ValidTxnTransitions", "kafka-facts §1.1 TransactionState.validPreviousStates; KIP-890 part 2")
+def valid_txn_transitions(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """The coordinator moves a transactional id only along Kafka's valid-previous-state table."""
+    for src, dst in sorted(s.ghost.transitions):
+        if not G.is_valid_transition(src, dst, cfg.transaction_version):
+            yield Violation("ValidTxnTransitions", f"{src} → {dst} is not in the valid-previous table")
+
+
+@_register("NoHangingTransaction", "KIP-890 part 1 (hanging transactions); KAFKA-14402; KIP-98 timeouts")
+def no_hanging_transaction(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """Every transaction open on a partition belongs to a coordinator transaction (Ongoing or Prepare*) that includes
+    the partition, and none is left open once the world has quiesced (delivered everything, fired every timer)."""
+    for what in sorted(s.ghost.open_at_quiescence):
+        yield Violation("NoHangingTransaction", f"after quiescence {what}")
+    for name, p in s.partitions.items():
+        for first, pid in p.open_txns():
+            known = any(
+                meta.pid == pid and meta.state in (G.ONGOING, *G.PREPARED) and name in meta.partitions
+                for meta in s.txns.values()
+            )
+            if not known:
+                yield Violation(
+                    "NoHangingTransaction",
+                    f"{name}: producer {pid}'s transaction from offset {first} is unknown to every coordinator",
+                )
+
+
+@_register("OneOutcomePerTransaction", "KIP-98; Jepsen (Kafka 3.x) lost writes; KAFKA-17754")
+def one_outcome_per_transaction(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """Each coordinator transaction has one outcome on every partition, and a client told its transaction committed (or
+    aborted) sees its records end so."""
+    by_decision: dict[tuple[str, int], set[bool]] = defaultdict(set)
+    for fate in s.ghost.fates.values():
+        by_decision[(fate.txn_id, fate.number)].add(fate.commit)
+    for (txn_id, number), outcomes in sorted(by_decision.items()):
+        if len(outcomes) > 1:
+            yield Violation(
+                "OneOutcomePerTransaction", f"coordinator transaction {number} of {txn_id!r} both committed and aborted"
+            )
+    txns = _client_txns(s)
+    for a in sorted(s.ghost.end_answers):
+        fates = [f for _k, f in txns.get((a.txn_id, a.ctxn), []) if f is not None]
+        wrong = [f for f in fates if f.commit != a.commit]
+        if wrong:
+            why = _tv0_split(cfg, a.ctxn, wrong)
+            yield Violation(
+                "OneOutcomePerTransaction",
+                f"client transaction {a.ctxn} of {a.txn_id!r} was answered {'commit' if a.commit else 'abort'} "
+                f"but {len(wrong)} of its records ended the other way",
+                allowed=bool(why),
+                allowed_because=why,
+            )
+
+
+@_register("NoUncommittedOffsetRead", "KIP-98 transactional offset commits; KIP-447; kafka-facts §1.10")
+def no_uncommitted_offset_read(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """OffsetFetch returns only offsets of plain commits or of committed transactions."""
+    for r in sorted(s.ghost.offset_reads):
+        p = s.partitions.get(r.offsets_partition)
+        record = p.log[r.record_offset] if p is not None and 0 <= r.record_offset < p.leo else None
+        fate = s.ghost.fates.get((r.offsets_partition, r.record_offset))
+        if record is None or (record.txn and (fate is None or not fate.commit)):
+            yield Violation(
+                "NoUncommittedOffsetRead",
+                f"group {r.group!r} read offset {r.offset} of {r.partition} from an uncommitted record "
+                f"{r.record_offset}",
+            )
+
+
+@_register_step("ProducerEpochMonotonic", "KIP-98 epochs; KIP-360; kafka-facts §1.3, §2.1")
+def producer_epoch_monotonic(pre: TxnState, post: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """Neither the coordinator's epoch of a producer id nor a partition's stored epoch of a producer ever decreases."""
+    for txn_id, meta in post.txns.items():
+        old = pre.txns.get(txn_id)
+        if old is not None and old.pid == meta.pid and meta.epoch < old.epoch:
+            yield Violation(
+                "ProducerEpochMonotonic", f"{txn_id!r}: producer {meta.pid} epoch {old.epoch} → {meta.epoch}"
+            )
+    for name, p in post.partitions.items():
+        before = pre.partitions.get(name)
+        if before is None:
+            continue
+        for pid, entry in p.producers.items():
+            old_entry = before.producers.get(pid)
+            if old_entry is not None and entry.epoch < old_entry.epoch:
+                yield Violation(
+                    "ProducerEpochMonotonic", f"{name}: producer {pid} epoch {old_entry.epoch} → {entry.epoch}"
+                )
+
+
+def check_state(s: TxnState, cfg: TxnConfig, names: frozenset[str] | None = None) -> list[Violation]:
+    """Every state invariant (or the named ones) over ``s``."""
+    out: list[Violation] = []
+    for inv in INVARIANTS.values():
+        if inv.state_check is not None and (names is None or inv.name in names):
+            out.extend(inv.state_check(s, cfg))
+    return out
+
+
+def check_step(pre: TxnState, post: TxnState, cfg: TxnConfig, names: frozenset[str] | None = None) -> list[Violation]:
+    """Every step invariant (or the named ones) over the step ``pre`` → ``post``."""
+    out: list[Violation] = []
+    for inv in INVARIANTS.values():
+        if inv.step_check is not None and (names is None or inv.name in names):
+            out.extend(inv.step_check(pre, post, cfg))
+    return out
