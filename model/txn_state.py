@@ -17,6 +17,7 @@ not the coordinator sending markers, a transaction that has not timed out, ...).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 
 from kconform.model import coordinator as C
@@ -255,17 +256,20 @@ def _store(s: TxnState, txn_id: str, old: TxnMetadata | None, new: TxnMetadata |
     issued = s.issued_pids | {new.pid} | ({new.next_pid} if new.next_pid >= 0 else set())
     before = G.NO_STATE if old is None else old.state
     written = old is None or replace(old, pending=new.pending, markers_abandoned=new.markers_abandoned) != new
+    path = [before, new.state]
+    if new.state in G.COMPLETED and before not in G.PREPARED and written:
+        path = [before, G.PREPARE_ABORT, new.state]  # TV2's empty abort: Prepare and Complete in one handler
     if before != G.NO_STATE and written:
-        g = replace(g, transitions=g.transitions | {(before, new.state)})
+        g = replace(g, transitions=g.transitions | set(itertools.pairwise(path)))
     number = g.numbers.get(txn_id) or 0
-    if new.state != before and (new.state == G.ONGOING or (new.state in G.PREPARED and before != G.ONGOING)):
+    if written and (
+        (new.state == G.ONGOING and before != G.ONGOING) or (path[1] in G.PREPARED and before != G.ONGOING)
+    ):
         number += 1
         g = replace(g, numbers=g.numbers.set(txn_id, number))
-    if new.state in G.PREPARED and before not in G.PREPARED:
-        g = replace(g, decisions=g.decisions.set(txn_id, Decision(number, new.state == G.PREPARE_COMMIT, ctxn)))
-    if new.state in G.COMPLETED and before not in G.PREPARED:
-        # a Prepare without partitions completed in the same handler
-        g = replace(g, decisions=g.decisions.set(txn_id, Decision(number, new.state == G.COMPLETE_COMMIT, ctxn)))
+    if path[1] in G.PREPARED and before not in G.PREPARED:
+        commit = path[1] == G.PREPARE_COMMIT
+        g = replace(g, decisions=g.decisions.set(txn_id, Decision(number, commit, ctxn)))
     return replace(s, txns=s.txns.set(txn_id, new), issued_pids=issued, ghost=g)
 
 

@@ -257,3 +257,23 @@ def test_quiescence_with_an_open_transaction_is_a_liveness_violation() -> None:
     found = judge_txn_events(TxnConfig(), [*events, ev.Quiesced(ev.CONTROLLER, True)])
     assert {(f.verdict, f.name) for f in found} == {(INVARIANT_VIOLATION, "NoHangingTransaction")}
     assert judge_txn_events(TxnConfig(), [*committed_txn(), ev.Quiesced(ev.CONTROLLER, True)]) == []
+
+
+def test_tv2_transaction_bumps_the_epoch_and_an_empty_abort_completes_at_once() -> None:
+    cfg = TxnConfig(transaction_version=2)
+    events = [
+        init(),
+        add("t-0"),
+        *produce_verified("t-0", 0, (1,), 1, 0, 100),
+        end(True, 1, "PrepareCommit", result_epoch=1),
+        *marker(200, "t-0", True, 1, "CompleteCommit", epoch=1),
+        ev.EndTxnHandled(COORD, 51, TXN, PID, 0, 1, True, NONE, "CompleteCommit", PID, 1),  # a retry
+        ev.EndTxnHandled(COORD, 52, TXN, PID, 1, 2, False, NONE, "CompleteAbort", PID, 2),  # empty abort
+        *produce_verified("t-0", 0, (2,), 3, 2, 101, epoch=0),
+    ]
+    judge = TxnJudge(cfg)
+    found = [f for e in events[:-3] for f in judge.observe(e)]
+    assert found == []
+    assert {("CompleteCommit", "PrepareAbort"), ("PrepareAbort", "CompleteAbort")} <= judge.state.ghost.transitions
+    stale = [f for e in events[-3:] for f in judge.observe(e)]
+    assert _verdicts(stale) == [(NON_CONFORMANCE, "verify_handled"), (NON_CONFORMANCE, "verify_applied")]
