@@ -208,12 +208,16 @@ class TxnState:
         return replace(self, partitions=self.partitions.set(p.name, p))
 
 
+NO_COORDINATOR = StatePartition(leader=-1, coordinator_epoch=-1, loaded=False)
+"""A ``__transaction_state`` partition before its first leader: boot moves it to its initial
+leader at coordinator epoch 0 (CoordinatorMoved), which then loads it (CoordinatorLoaded)."""
+
+
 def initial_state(cfg: TxnConfig) -> TxnState:
-    """Boot: every partition empty on its initial leader; each ``__transaction_state`` partition
-    led by its initial leader at coordinator epoch 0, loaded (nothing to load)."""
+    """Before boot: every partition empty on its initial leader; no coordinator elected yet."""
     return TxnState(
         txns=FrozenMap(),
-        coordinators=FrozenMap({sp: StatePartition(cfg.initial_leader(sp), 0, True) for sp in cfg.state_partitions}),
+        coordinators=FrozenMap({sp: NO_COORDINATOR for sp in cfg.state_partitions}),
         partitions=FrozenMap({name: T.Partition(name, cfg.initial_leader(name)) for name in cfg.log_partitions}),
     )
 
@@ -278,13 +282,14 @@ def _store(s: TxnState, txn_id: str, old: TxnMetadata | None, new: TxnMetadata |
 
 
 def coordinator_moved(s: TxnState, cfg: TxnConfig, state_partition: str, leader: int, epoch: int) -> TxnState:
-    """The state partition's leadership moves: the new leader's coordinator epoch is the old + 1
-    and it loads before answering; in-memory work of the old coordinator is dropped."""
+    """The state partition gets a new leader (at boot its first one, at epoch 0): the coordinator
+    epoch is the old + 1 and the leader loads before answering; in-memory work of the old
+    coordinator is dropped. A re-election of the same broker also bumps the epoch."""
     cur = s.coordinators.get(state_partition)
     if cur is None:
         raise NotEnabled(f"{state_partition} holds no transactional id of this configuration")
-    if not 0 <= leader < cfg.brokers or leader == cur.leader:
-        raise NotEnabled(f"{state_partition} cannot move from broker {cur.leader} to broker {leader}")
+    if not 0 <= leader < cfg.brokers:
+        raise NotEnabled(f"{state_partition} cannot move to broker {leader}")
     if epoch != cur.coordinator_epoch + 1:
         raise NotEnabled(f"a new leader of {state_partition} has epoch {cur.coordinator_epoch + 1}, not {epoch}")
     return replace(s, coordinators=s.coordinators.set(state_partition, StatePartition(leader, epoch, False)))

@@ -25,6 +25,10 @@ COORD = 1
 LEADER = {"t-0": 0, "t-1": 1}
 
 
+SP = "__transaction_state-10"
+BOOT: list[ev.Event] = [ev.CoordinatorMoved(ev.CONTROLLER, SP, COORD, 0), ev.CoordinatorLoaded(COORD, SP, 0)]
+
+
 def init(epoch: int = 0, req: int = 1, pid: int = PID) -> ev.Event:
     return ev.InitProducerIdHandled(COORD, req, TXN, True, 60_000, -1, -1, NONE, pid, epoch, "Empty")
 
@@ -66,6 +70,7 @@ def marker(msg: int, part: str, commit: bool, offset: int, after: str, epoch: in
 def committed_txn() -> list[ev.Event]:
     """One transaction over t-0 (records 1, 2) and t-1 (record 3), committed, then read."""
     return [
+        *BOOT,
         init(),
         add("t-0", "t-1"),
         *produce_verified("t-0", 0, (1, 2), 1, 0, 100),
@@ -109,7 +114,7 @@ def test_a_conformant_committed_transaction_has_no_finding() -> None:
 
 
 def test_a_wrong_end_txn_outcome_is_non_conformance() -> None:
-    events = committed_txn()[:9]
+    events = committed_txn()[:11]
     endtxn = events[-1]
     assert isinstance(endtxn, ev.EndTxnHandled)
     wrong = replace(endtxn, state="PrepareAbort")
@@ -120,6 +125,7 @@ def test_a_wrong_end_txn_outcome_is_non_conformance() -> None:
 
 def test_an_unfiltered_aborted_record_is_non_conformance() -> None:
     events = [
+        *BOOT,
         init(),
         add("t-0"),
         *produce_verified("t-0", 0, (1,), 1, 0, 100),
@@ -151,17 +157,18 @@ def test_an_unfiltered_aborted_record_is_non_conformance() -> None:
 
 def test_requests_to_a_moved_coordinator_and_marker_resend_after_load() -> None:
     events = [
+        *BOOT,
         init(),
         add("t-0"),
         *produce_verified("t-0", 0, (1,), 1, 0, 100),
         end(True, 1, "PrepareCommit"),
         ev.MarkerSent(COORD, 200, TXN, "t-0", 0, PID, 0, True, 0),
-        ev.CoordinatorMoved(ev.CONTROLLER, "__transaction_state-10", 2, 1),
+        ev.CoordinatorMoved(ev.CONTROLLER, SP, 2, 1),
         ev.EndTxnHandled(COORD, 51, TXN, PID, 0, 1, True, NOT_COORDINATOR, "PrepareCommit", -1, -1),
         ev.EndTxnHandled(2, 52, TXN, PID, 0, 1, True, 14, "PrepareCommit", -1, -1),
         ev.MarkerHandled(0, 200, "t-0", PID, 0, True, 0, NONE, 1),
         ev.MarkerResponseHandled(COORD, 200, NONE, "PrepareCommit"),  # stale: the coordinator moved
-        ev.CoordinatorLoaded(2, "__transaction_state-10", 1),
+        ev.CoordinatorLoaded(2, SP, 1),
         ev.MarkerSent(2, 201, TXN, "t-0", 0, PID, 0, True, 1),
         ev.MarkerHandled(0, 201, "t-0", PID, 0, True, 1, NONE, 2),  # a second marker: an empty transaction
         ev.MarkerResponseHandled(2, 201, NONE, "CompleteCommit"),
@@ -177,6 +184,7 @@ def test_a_marker_never_sent_cannot_be_handled() -> None:
 
 def test_duplicated_verification_answers_any_justifies_the_produce() -> None:
     events = [
+        *BOOT,
         init(),
         add("t-0"),
         ev.TxnProduceHandled(0, 3, "t-0", TXN, PID, 0, 0, (1,), True, 1, "verifying", NONE, -1, 100),
@@ -193,6 +201,7 @@ def _late_produce_after_abort(cfg: TxnConfig) -> list[Finding]:
     tv2 = cfg.transaction_version == 2
     e1 = 1 if tv2 else 0
     events = [
+        *BOOT,
         init(),
         add("t-0", "t-1"),
         *produce_verified("t-0", 0, (1,), 1, 0, 100),
@@ -235,6 +244,7 @@ def test_tv2_fences_the_late_produce() -> None:
 def test_without_verification_a_late_produce_hangs_a_transaction() -> None:
     cfg = TxnConfig(verification=False)
     events = [
+        *BOOT,
         init(),
         add("t-0"),
         ev.TxnProduceHandled(0, 3, "t-0", TXN, PID, 0, 0, (1,), True, 1, "appended", NONE, 0, -1),
@@ -252,7 +262,7 @@ def test_unknown_event_kind_is_non_conformance() -> None:
 
 
 def test_quiescence_with_an_open_transaction_is_a_liveness_violation() -> None:
-    events = [init(), add("t-0"), *produce_verified("t-0", 0, (1,), 1, 0, 100)]
+    events = [*BOOT, init(), add("t-0"), *produce_verified("t-0", 0, (1,), 1, 0, 100)]
     assert judge_txn_events(TxnConfig(), [*events, ev.Quiesced(ev.CONTROLLER, False)]) == []
     found = judge_txn_events(TxnConfig(), [*events, ev.Quiesced(ev.CONTROLLER, True)])
     assert {(f.verdict, f.name) for f in found} == {(INVARIANT_VIOLATION, "NoHangingTransaction")}
@@ -262,6 +272,7 @@ def test_quiescence_with_an_open_transaction_is_a_liveness_violation() -> None:
 def test_tv2_transaction_bumps_the_epoch_and_an_empty_abort_completes_at_once() -> None:
     cfg = TxnConfig(transaction_version=2)
     events = [
+        *BOOT,
         init(),
         add("t-0"),
         *produce_verified("t-0", 0, (1,), 1, 0, 100),
@@ -277,3 +288,11 @@ def test_tv2_transaction_bumps_the_epoch_and_an_empty_abort_completes_at_once() 
     assert {("CompleteCommit", "PrepareAbort"), ("PrepareAbort", "CompleteAbort")} <= judge.state.ghost.transitions
     stale = [f for e in events[-3:] for f in judge.observe(e)]
     assert _verdicts(stale) == [(NON_CONFORMANCE, "verify_handled"), (NON_CONFORMANCE, "verify_applied")]
+
+
+def test_no_coordinator_before_boot() -> None:
+    found = judge_txn_events(
+        TxnConfig(), [ev.InitProducerIdHandled(COORD, 1, TXN, True, 60_000, -1, -1, NOT_COORDINATOR, -1, -1, "")]
+    )
+    assert found == []
+    assert _verdicts(judge_txn_events(TxnConfig(), [init()])) == [(NON_CONFORMANCE, "init_producer_id_handled")]
