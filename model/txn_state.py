@@ -331,7 +331,7 @@ def init_producer_id(
     old = s.txns.get(txn_id)
     error = _lookup(s, cfg, node, txn_id)
     if error != NONE:
-        return s, Answer(error, state=C.state_of(old))
+        return s, Answer(error)  # a broker that does not (yet) coordinate the id knows no state
     new, answer = C.init_producer_id(old, cfg, s.now_ms, timeout_ms, expected_pid, expected_epoch, pid)
     if old is None and answer.error != NONE:
         new = None  # Kafka keeps the created metadata in memory only; nothing was written
@@ -347,7 +347,7 @@ def add_partitions(
     old = s.txns.get(txn_id)
     error = _lookup(s, cfg, node, txn_id)
     if error != NONE:
-        return s, Answer(error, state=C.state_of(old))
+        return s, Answer(error)  # a broker that does not (yet) coordinate the id knows no state
     new, answer = C.add_partitions(old, cfg, s.now_ms, pid, epoch, partitions)
     return _store(s, txn_id, old, new, -1), answer
 
@@ -367,7 +367,7 @@ def end_txn(
     old = s.txns.get(txn_id)
     error = _lookup(s, cfg, node, txn_id)
     if error != NONE:
-        return s, Answer(error, state=C.state_of(old))
+        return s, Answer(error)  # a broker that does not (yet) coordinate the id knows no state
     new, answer = C.end_txn(old, cfg, s.now_ms, pid, epoch, commit, fresh_pid(s, claimed_pid))
     s = _store(s, txn_id, old, new, ctxn)
     if answer.error == NONE and ctxn >= 0:

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from kconform.conformance.lockstep import ALLOWED, INVARIANT_VIOLATION, NON_CONFORMANCE, Finding
 from kconform.conformance.txn_lockstep import TxnJudge, judge_txn_events
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import events as ev
+from kconform.traces import operations as ops
 from kconform.traces.events import (
     ABORT_MARKER,
     COMMIT_MARKER,
@@ -18,6 +21,7 @@ from kconform.traces.events import (
     AbortedTxn,
     Record,
 )
+from tests.txnkit import HW_ALL, INIT, run
 
 TXN = "txn-1"  # __transaction_state-10: broker 1 coordinates
 PID = 1000
@@ -164,8 +168,8 @@ def test_requests_to_a_moved_coordinator_and_marker_resend_after_load() -> None:
         end(True, 1, "PrepareCommit"),
         ev.MarkerSent(COORD, 200, TXN, "t-0", 0, PID, 0, True, 0),
         ev.CoordinatorMoved(ev.CONTROLLER, SP, 2, 1),
-        ev.EndTxnHandled(COORD, 51, TXN, PID, 0, 1, True, NOT_COORDINATOR, "PrepareCommit", -1, -1),
-        ev.EndTxnHandled(2, 52, TXN, PID, 0, 1, True, 14, "PrepareCommit", -1, -1),
+        ev.EndTxnHandled(COORD, 51, TXN, PID, 0, 1, True, NOT_COORDINATOR, "", -1, -1),
+        ev.EndTxnHandled(2, 52, TXN, PID, 0, 1, True, 14, "", -1, -1),
         ev.MarkerHandled(0, 200, "t-0", PID, 0, True, 0, NONE, 1),
         ev.MarkerResponseHandled(COORD, 200, NONE, "PrepareCommit"),  # stale: the coordinator moved
         ev.CoordinatorLoaded(2, SP, 1),
@@ -296,3 +300,46 @@ def test_no_coordinator_before_boot() -> None:
     )
     assert found == []
     assert _verdicts(judge_txn_events(TxnConfig(), [init()])) == [(NON_CONFORMANCE, "init_producer_id_handled")]
+
+
+def _reference_run_steps() -> list[ops.Operation]:
+    """A committed transaction with records and offsets whose commit meets a coordinator
+    failover, consumers of both isolation levels, a fenced zombie and a timed-out transaction,
+    then quiescence and plain offsets."""
+    return [
+        *INIT,
+        ops.BeginTxn(0),
+        ops.Send(0, "t-0", 2),
+        ops.Send(0, "t-1", 1),
+        ops.SendOffsets(0, "my-group", "t-0", 7),
+        ops.Settle(1000),
+        ops.CommitTxn(0),
+        ops.MoveCoordinator(TXN, 2),
+        ops.Settle(1000),
+        *HW_ALL,
+        ops.FetchOffsets("my-group", True),
+        ops.ConsumeTxn(5, "t-0", True),
+        ops.ConsumeTxn(6, "t-1", False),
+        ops.BeginTxn(0),
+        ops.Send(0, "t-0", 1),
+        ops.Settle(1000),
+        ops.InitProducer(1, TXN),
+        ops.Settle(1000),
+        ops.Advance(70_000),
+        ops.Quiesce(200_000),
+        *HW_ALL,
+        ops.ConsumeTxn(5, "t-0", True),
+        ops.CommitOffsets("my-group", "t-1", 3),
+        ops.FetchOffsets("my-group", False),
+    ]
+
+
+@pytest.mark.parametrize(("tv", "verification"), [(0, True), (0, False), (2, True), (2, False)])
+def test_the_reference_cluster_conforms(tv: int, verification: bool) -> None:
+    cfg = TxnConfig(transaction_version=tv, verification=verification)
+    _cluster, events = run(_reference_run_steps(), cfg)
+    judge = TxnJudge(cfg)
+    found = [f for e in events for f in judge.observe(e)]
+    assert found == []
+    assert {"quiesced", "marker_handled:NONE", "coordinator_loaded", "txn_timed_out"} <= set(judge.covered)
+    assert judge.state.ghost.reads and judge.state.ghost.fates
