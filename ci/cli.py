@@ -1,4 +1,4 @@
-"""The ``kconform`` command line: ``gate``, ``replay``, ``explore``, ``mutants`` and ``--version``.
+"""The ``kconform`` command line: ``gate``, ``replay``, ``explore``, ``bmc``, ``mutants``, ``--version``.
 
 This module only turns argv into validated options and hands them to the engines
 (kconform.ci.gate.run_gate, kconform.traces.replay.run_replay, kconform.ci.explore.run_explore),
@@ -159,6 +159,7 @@ def _parser() -> _Parser:
     replay.set_defaults(handler=_cmd_replay)
 
     _add_explore_parser(commands)
+    _add_bmc_parser(commands)
 
     mutants = commands.add_parser("mutants", help="list the known mutants", description="List the known mutants.")
     mutants.set_defaults(handler=_cmd_mutants)
@@ -244,6 +245,61 @@ def _add_explore_parser(commands: Any) -> None:
     )
     explore.add_argument("--no-progress", action="store_true", help="no progress display")
     explore.set_defaults(handler=_cmd_explore)
+
+
+def _add_bmc_parser(commands: Any) -> None:
+    """``kconform bmc`` (issue 5): z3 bounded model checking; flags mirror ``explore``."""
+    defaults = SearchBounds()
+    bmc = commands.add_parser(
+        "bmc",
+        help="z3 bounded model checking of the model (exit 0 UNSAT up to --steps, 1 violation, 2 error)",
+        description="Ask z3 for a run of 0, 1, ... --steps atomic actions from the booted cluster that breaks an "
+        "invariant; the first found is proven shortest and written as a counterexample file (replay it with "
+        "'kconform replay FILE --model-only'). --inductive instead checks which invariants are inductive.",
+    )
+    _add_config_arguments(bmc)
+    bmc.add_argument("--policy", metavar="RUNG", help="protocol rung (same as --set protocol=RUNG)")
+    bmc.add_argument("--replicas", type=_positive_int, metavar="N", help="replicas (same as --set replicas=N)")
+    bmc.add_argument("--records", type=_non_negative_int, default=defaults.max_records, metavar="N")
+    bmc.add_argument("--max-leader-epoch", type=_non_negative_int, default=defaults.max_leader_epoch, metavar="N")
+    bmc.add_argument("--max-partition-epoch", type=_non_negative_int, metavar="N")
+    bmc.add_argument("--crash", action="store_true", help="not encoded: refused")
+    bmc.add_argument("--tick", action="store_true", help="not encoded: refused")
+    bmc.add_argument("--invariant", dest="invariants", action="append", default=[], metavar="NAME")
+    bmc.add_argument("--steps", type=_positive_int, default=12, metavar="K", help="longest run (default: %(default)s)")
+    bmc.add_argument("--inductive", action="store_true", help="print which invariants are inductive instead")
+    bmc.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT_DIR, metavar="DIR", help="the file is bmc-<protocol>.jsonl"
+    )
+    bmc.set_defaults(handler=_cmd_bmc)
+
+
+def _cmd_bmc(args: argparse.Namespace) -> int:
+    settings = list(args.settings)
+    if args.policy is not None:
+        settings.append(("protocol", args.policy))
+    if args.replicas is not None:
+        settings.append(("replicas", args.replicas))
+    config = _load_config(args.config, settings)
+    names = tuple(dict.fromkeys(args.invariants))
+    _check_names(names, list(INVARIANTS), "invariant")
+    _check_output_paths(args.out, None)
+    bounds = SearchBounds(
+        max_records=args.records,
+        max_leader_epoch=args.max_leader_epoch,
+        max_partition_epoch=args.max_partition_epoch,
+        allow_crash=args.crash,
+        allow_tick=args.tick,
+    )
+    from kconform.ci.bmc import BmcOptions, run_bmc
+    from kconform.conformance.bmc_encoding import Unsupported, check_supported
+
+    try:
+        check_supported(config, bounds)
+    except Unsupported as e:
+        raise UserError(str(e)) from None
+    options = BmcOptions(config, bounds, frozenset(names) or None, args.steps, args.out, args.inductive)
+    return _run_engine("bmc", run_bmc, options)
 
 
 N = TypeVar("N", int, float)
