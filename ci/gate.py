@@ -32,6 +32,7 @@ from kconform.conformance.runner import LockstepRun
 from kconform.conformance.slices import invariant_names, mutants_of_slice, reachable_keys, slice_of
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import AnyConfig
+from kconform.model.txn_config import TxnConfig
 from kconform.traces.atomicfile import atomic_write_bytes
 from kconform.traces.counterexample import (
     Counterexample,
@@ -42,6 +43,7 @@ from kconform.traces.counterexample import (
 )
 from kconform.traces.replay import make_adapter, replay
 from kconform.traces.report import report_path, write_report
+from kconform.traces.txn_picture import txn_state_svg
 
 DEFAULT_EXAMPLES = 200
 DEFAULT_STEPS = 50
@@ -147,6 +149,21 @@ def _write_coverage(options: GateOptions, cov: Coverage) -> Path:
     return path
 
 
+def _write_txn_picture(options: GateOptions, cov: Coverage, cfg: TxnConfig) -> Path:
+    """The coordinator's state machine with the campaign's covered / uncovered transitions, as an
+    HTML page beside coverage.json."""
+    options.out.mkdir(parents=True, exist_ok=True)
+    path = options.out / "txn-states.html"
+    page = (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>kconform: coordinator states</title>"
+        "</head><body style='font-family:sans-serif'><h1>Transaction coordinator states exercised</h1>"
+        f"<p>{cov.line()} (handler outcomes and transitions)</p>{txn_state_svg(cov.covered, cfg.transaction_version)}"
+        "</body></html>\n"
+    )
+    atomic_write_bytes(path, page.encode("utf-8"))
+    return path
+
+
 def _report_failure(run: LockstepRun, options: GateOptions, console: Console, name: str) -> Path:
     cx = counterexample_of(run, options.implementation)
     options.out.mkdir(parents=True, exist_ok=True)
@@ -233,6 +250,9 @@ def run_gate(options: GateOptions, console: Console | None = None) -> int:
             console.print(_coverage_table(cov))
             console.print(cov.line())
             cov_path = _write_coverage(options, cov)
+            if isinstance(cfg, TxnConfig):
+                picture = _write_txn_picture(options, cov, cfg)
+                console.print(f"coordinator state machine with the transitions exercised: {picture}")
             render(console, invariants=inv_rows)
             console.print(
                 f"{result.log.runs} state-machine runs, {result.log.steps} steps, "

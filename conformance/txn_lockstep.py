@@ -12,12 +12,14 @@ request justifies it.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from kconform.conformance.coverage import coverage_key
 from kconform.conformance.lockstep import ALLOWED, INVARIANT_VIOLATION, NON_CONFORMANCE, Finding
+from kconform.conformance.txn_coverage import edge_key
 from kconform.model import txn_invariants as I
 from kconform.model import txn_state as S
 from kconform.model.coordinator import NotEnabled
@@ -122,6 +124,9 @@ class TxnJudge:
                 self.state = self._after  # what the model says the handler leaves behind
             return [Finding(NON_CONFORMANCE, event.kind, f"outcome differs: {exc}", event)]
         self.covered[coverage_key(event)] += 1
+        if self.state.ghost.writes != pre.ghost.writes:
+            for src, dst in itertools.pairwise(self.state.ghost.last_path):
+                self.covered[edge_key(src, dst)] += 1
         return self._check_invariants(pre, self.state, event)
 
     def _check_invariants(self, pre: TxnState, post: TxnState, event: ev.Event) -> list[Finding]:

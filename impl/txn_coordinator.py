@@ -388,15 +388,14 @@ class TxnCoordinator:
         meta = self.txns.get(txn_id)
         if not self.active or meta is None or meta.state not in PREPARE or meta.markers.get(partition) != msg_id:
             return
-        self._markers_in_flight.pop(msg_id, None)
-        self._send_marker(txn_id, meta, partition)
+        self._send_marker(txn_id, meta, partition)  # a late answer to msg_id is then stale
 
     def owns_marker(self, msg_id: int) -> bool:
         return msg_id in self._markers_in_flight
 
     def handle_marker_response(self, resp: MarkerResponse) -> None:
         """TransactionMarkerRequestCompletionHandler (kafka-facts §1.8)."""
-        txn_id, partition = self._markers_in_flight.pop(resp.msg)
+        txn_id, partition = self._markers_in_flight[resp.msg]  # kept: a duplicated answer is stale
         meta = self.txns.get(txn_id)
         if meta is None or meta.state not in PREPARE or meta.markers.get(partition) != resp.msg:
             self.world.events.emit(MarkerResponseHandled(self.node, resp.msg, resp.error, meta.state if meta else ""))

@@ -126,6 +126,11 @@ class TxnGhost:
     """The decision of each transactional id's current Prepare*/Complete* transaction."""
     transitions: frozenset[tuple[str, str]] = frozenset()
     """Every coordinator state transition taken (the graph coverage)."""
+    writes: int = 0
+    """How many transaction-log writes (and expiries) happened: the judge counts ``last_path``'s
+    edges whenever this moves."""
+    last_path: tuple[str, ...] = ()
+    """The states the last write moved its transactional id through (two or three)."""
     expired: frozenset[tuple[str, int, int]] = frozenset()
     """(partition, pid, LEO at the time): a producer's state expired there."""
     open_at_quiescence: frozenset[str] = frozenset()
@@ -193,6 +198,10 @@ class TxnState:
     now_ms: int = 0
     markers: FrozenMap[int, MarkerMsg] = field(default_factory=FrozenMap)
     marker_answers: FrozenMap[int, tuple[int, ...]] = field(default_factory=FrozenMap)
+    latest_marker: FrozenMap[tuple[str, str], int] = field(default_factory=FrozenMap)
+    """(transactional id, partition) → the marker message the coordinator sent last: a re-send
+    replaces the one before (Kafka re-sends only after the earlier request failed on its
+    connection, so an earlier request's answer never completes a partition)."""
     verifications: FrozenMap[int, VerifyMsg] = field(default_factory=FrozenMap)
     verify_answers: FrozenMap[int, tuple[int, ...]] = field(default_factory=FrozenMap)
     fetches: FrozenMap[int, tuple[ServedFetch, ...]] = field(default_factory=FrozenMap)
@@ -264,7 +273,9 @@ def _store(s: TxnState, txn_id: str, old: TxnMetadata | None, new: TxnMetadata |
     if new.state in G.COMPLETED and before not in G.PREPARED and written:
         path = [before, G.PREPARE_ABORT, new.state]  # TV2's empty abort: Prepare and Complete in one handler
     if before != G.NO_STATE and written:
-        g = replace(g, transitions=g.transitions | set(itertools.pairwise(path)))
+        g = replace(
+            g, transitions=g.transitions | set(itertools.pairwise(path)), writes=g.writes + 1, last_path=tuple(path)
+        )
     number = g.numbers.get(txn_id) or 0
     if written and (
         (new.state == G.ONGOING and before != G.ONGOING) or (path[1] in G.PREPARED and before != G.ONGOING)
@@ -389,7 +400,10 @@ def txn_id_expired(s: TxnState, cfg: TxnConfig, node: int, txn_id: str) -> TxnSt
     old = s.txns.get(txn_id)
     if _lookup(s, cfg, node, txn_id) != NONE or old is None or not C.may_expire(old, cfg, s.now_ms):
         raise NotEnabled(f"{txn_id!r} may not expire at {s.now_ms} on broker {node}")
-    g = replace(s.ghost, transitions=s.ghost.transitions | {(old.state, G.DEAD)})
+    g = s.ghost
+    g = replace(
+        g, transitions=g.transitions | {(old.state, G.DEAD)}, writes=g.writes + 1, last_path=(old.state, G.DEAD)
+    )
     return replace(s, txns=s.txns.remove(txn_id), ghost=g)
 
 
@@ -421,7 +435,8 @@ def marker_sent(
         coordinator_epoch=s.coordinators[cfg.state_partition(txn_id)].coordinator_epoch,
         decision=decision,
     )
-    return replace(s, markers=s.markers.set(msg, m)), m
+    latest = s.latest_marker.set((txn_id, partition), msg)
+    return replace(s, markers=s.markers.set(msg, m), latest_marker=latest), m
 
 
 def marker_handled(s: TxnState, cfg: TxnConfig, node: int, msg: int) -> tuple[TxnState, T.MarkerResult]:
@@ -447,17 +462,17 @@ def marker_handled(s: TxnState, cfg: TxnConfig, node: int, msg: int) -> tuple[Tx
 def marker_response(s: TxnState, cfg: TxnConfig, node: int, msg: int, error: int) -> tuple[TxnState, str]:
     """The coordinator processes an answer ``error`` to its marker ``msg``; a stale answer (the
     coordinator moved or reloaded, the transaction moved on) changes nothing. Returns the state of
-    the transactional id after."""
+    the transactional id after, "" when the sender no longer owns it (as for lookup errors)."""
     m = s.markers.get(msg)
     if m is None or m.sender != node or error not in (s.marker_answers.get(msg) or ()):
         raise NotEnabled(f"broker {node} got no answer {error} to a marker {msg} of its own")
     meta = s.txns.get(m.txn_id)
     owner = s.coordinators[cfg.state_partition(m.txn_id)]
+    if not (owner.leader == node and owner.loaded and owner.coordinator_epoch == m.coordinator_epoch):
+        return s, G.NO_STATE  # the sender no longer owns the id (moved, reloading): it holds no state
     current = (
         meta is not None
-        and owner.leader == node
-        and owner.loaded
-        and owner.coordinator_epoch == m.coordinator_epoch
+        and s.latest_marker.get((m.txn_id, m.partition)) == msg
         and meta.state in G.PREPARED
         and (meta.pid, meta.epoch) == (m.pid, m.epoch)
         and m.partition in meta.pending

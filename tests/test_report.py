@@ -3,12 +3,7 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import struct
-import subprocess
 import xml.etree.ElementTree as ET
-import zlib
 from pathlib import Path
 
 import pytest
@@ -34,6 +29,7 @@ from kconform.traces.report import (
     timeline_svg,
     write_report,
 )
+from tests.headless import assert_renders_non_blank
 from tests.test_ladder import BOUNDS, DIVERGENCE
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -159,92 +155,10 @@ def test_html_page_has_header_message_program_and_steps(divergence: Counterexamp
 # --------------------------------------------------------------------------------------------
 
 
-def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def _png_pixels(data: bytes) -> tuple[int, int, int, list[bytes]]:
-    """Decode a non-interlaced 8-bit PNG: (width, height, bytes per pixel, unfiltered rows)."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    pos, idat = 8, b""
-    width = height = bpp = 0
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos : pos + 4])
-        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
-        pos += 12 + length
-        if kind == b"IHDR":
-            width, height, depth, colour, _c, _f, interlace = struct.unpack(">IIBBBBB", body)
-            assert depth == 8 and interlace == 0, f"unsupported PNG: depth {depth}, interlace {interlace}"
-            bpp = {0: 1, 2: 3, 4: 2, 6: 4}[colour]
-        elif kind == b"IDAT":
-            idat += body
-        elif kind == b"IEND":
-            break
-    raw = zlib.decompress(idat)
-    stride = width * bpp
-    rows: list[bytes] = []
-    prev = bytearray(stride)
-    for y in range(height):
-        ftype, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b = prev[i]
-            c = prev[i - bpp] if i >= bpp else 0
-            if ftype == 1:
-                line[i] = (line[i] + a) & 0xFF
-            elif ftype == 2:
-                line[i] = (line[i] + b) & 0xFF
-            elif ftype == 3:
-                line[i] = (line[i] + (a + b) // 2) & 0xFF
-            elif ftype == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
-        rows.append(bytes(line))
-        prev = line
-    return width, height, bpp, rows
-
-
 def test_report_renders_headless_to_a_non_blank_picture(divergence: Counterexample, tmp_path: Path) -> None:
-    browser = _chromium()
-    if browser is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not on PATH under CI: .ci/run installs it; the rendering check cannot be skipped")
-        pytest.skip("chromium (or chromium-browser) is not on PATH")
     page = tmp_path / "report.html"
     write_report(divergence, page)
-    png = tmp_path / "report.png"
-    profile = tmp_path / "profile"
-    profile.mkdir()
-    command = [
-        browser,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        f"--screenshot={png}",
-        "--window-size=1200,900",
-        page.resolve().as_uri(),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
-    assert png.exists(), f"no screenshot (exit {done.returncode}): {done.stderr[-2000:]}"
-    width, height, bpp, rows = _png_pixels(png.read_bytes())
-    assert (width, height) == (1200, 900)
-    colours: set[bytes] = set()
-    non_white = 0
-    for row in rows[::3]:
-        for x in range(0, width * bpp, bpp * 3):
-            pixel = row[x : x + min(bpp, 3)]
-            colours.add(pixel)
-            non_white += any(v < 240 for v in pixel)
-    sampled = len(rows[::3]) * len(range(0, width * bpp, bpp * 3))
-    assert len(colours) >= 2, "the picture is one colour"
-    assert non_white / sampled >= 0.02, f"only {non_white} of {sampled} sampled pixels are not white"
+    assert_renders_non_blank(page, tmp_path)
 
 
 def test_divergence_from_a_model_search_file(tmp_path: Path) -> None:

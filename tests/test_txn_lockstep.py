@@ -171,7 +171,7 @@ def test_requests_to_a_moved_coordinator_and_marker_resend_after_load() -> None:
         ev.EndTxnHandled(COORD, 51, TXN, PID, 0, 1, True, NOT_COORDINATOR, "", -1, -1),
         ev.EndTxnHandled(2, 52, TXN, PID, 0, 1, True, 14, "", -1, -1),
         ev.MarkerHandled(0, 200, "t-0", PID, 0, True, 0, NONE, 1),
-        ev.MarkerResponseHandled(COORD, 200, NONE, "PrepareCommit"),  # stale: the coordinator moved
+        ev.MarkerResponseHandled(COORD, 200, NONE, ""),  # stale: the coordinator moved, holds no state
         ev.CoordinatorLoaded(2, SP, 1),
         ev.MarkerSent(2, 201, TXN, "t-0", 0, PID, 0, True, 1),
         ev.MarkerHandled(0, 201, "t-0", PID, 0, True, 1, NONE, 2),  # a second marker: an empty transaction
@@ -343,3 +343,27 @@ def test_the_reference_cluster_conforms(tv: int, verification: bool) -> None:
     assert found == []
     assert {"quiesced", "marker_handled:NONE", "coordinator_loaded", "txn_timed_out"} <= set(judge.covered)
     assert judge.state.ghost.reads and judge.state.ghost.fates
+
+
+def test_only_the_latest_marker_send_completes_a_partition() -> None:
+    """A marker re-sent after a timeout supersedes the first send (Kafka re-sends only after the
+    earlier request failed on its connection): the first send's late answer changes nothing."""
+    head = [
+        *BOOT,
+        init(),
+        add("t-0"),
+        *produce_verified("t-0", 0, (1,), 1, 0, 100),
+        end(True, 1, "PrepareCommit"),
+        ev.MarkerSent(COORD, 200, TXN, "t-0", 0, PID, 0, True, 0),
+        ev.MarkerSent(COORD, 201, TXN, "t-0", 0, PID, 0, True, 0),
+        ev.MarkerHandled(0, 200, "t-0", PID, 0, True, 0, NONE, 1),
+        ev.MarkerHandled(0, 201, "t-0", PID, 0, True, 0, NONE, 2),
+    ]
+    stale_then_current = [
+        ev.MarkerResponseHandled(COORD, 200, NONE, "PrepareCommit"),
+        ev.MarkerResponseHandled(COORD, 201, NONE, "CompleteCommit"),
+        ev.MarkerResponseHandled(COORD, 201, NONE, "CompleteCommit"),  # a duplicated answer: stale too
+    ]
+    assert judge_txn_events(TxnConfig(), head + stale_then_current) == []
+    early = judge_txn_events(TxnConfig(), [*head, ev.MarkerResponseHandled(COORD, 200, NONE, "CompleteCommit")])
+    assert _verdicts(early) == [(NON_CONFORMANCE, "marker_response_handled")]

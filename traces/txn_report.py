@@ -5,12 +5,15 @@ from __future__ import annotations
 from html import escape
 
 from kconform.conformance.runner import LockstepRun
+from kconform.model.txn_config import TxnConfig
 from kconform.traces.counterexample import Counterexample, format_program
 from kconform.traces.operations import Boot
+from kconform.traces.txn_picture import txn_state_svg
 
 
-def _rows(cx: Counterexample) -> list[str]:
-    """One table row per step, re-judged model-only up to the first failing step."""
+def _rows(cx: Counterexample) -> tuple[list[str], dict[str, int]]:
+    """One table row per step, re-judged model-only up to the first failing step, and the
+    coverage keys of what the judge accepted (for the state-machine picture)."""
     from kconform.traces.replay import RecordedEvents
 
     run = LockstepRun(RecordedEvents(cx), cx.config, cx.seed, frozenset(cx.mutants), checked=cx.checked)
@@ -28,7 +31,7 @@ def _rows(cx: Counterexample) -> list[str]:
             f"<tr{cls}><td>{i}</td><td class='op'>{escape(str(step.op))}</td>"
             f"<td>{len(record.events)}</td><td>{findings}</td></tr>"
         )
-    return rows
+    return rows, dict(run.judge.covered)
 
 
 def render_txn_html(cx: Counterexample) -> str:
@@ -38,6 +41,8 @@ def render_txn_html(cx: Counterexample) -> str:
     where = "" if kind == "pass" else f" at step {v['step']}"
     title = f"{kind} {name}{where}".strip()
     config = ", ".join(f"{k}={val}" for k, val in cx.config.to_json().items())
+    rows, covered = _rows(cx)
+    tv = cx.config.transaction_version if isinstance(cx.config, TxnConfig) else 0
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -50,11 +55,13 @@ def render_txn_html(cx: Counterexample) -> str:
             f"<p><b>implementation</b> {escape(cx.implementation)}; <b>config</b> {escape(config)}; "
             f"<b>seed</b> {cx.seed}; <b>mutants</b> {escape(', '.join(cx.mutants) or 'none')}</p>",
             f"<h2>Verdict</h2><pre>{escape(str(v['message']))}</pre>",
+            "<h2>Coordinator transitions this run took</h2>",
+            f"<div class='svg'>{txn_state_svg(covered, tv)}</div>",
             "<h2>Program</h2>",
             f"<pre>{escape(format_program(cx))}</pre>",
             "<h2>Steps</h2>",
             "<table><tr><th>step</th><th>operation</th><th>events</th><th>findings</th></tr>",
-            *_rows(cx),
+            *rows,
             "</table>",
             "</body></html>",
             "",

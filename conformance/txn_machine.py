@@ -1,0 +1,227 @@
+"""The Hypothesis stateful test of the exactly-once slice: producers, zombies, consumers, offsets,
+coordinator failover, network faults and time, judged in lockstep.
+
+Same contract as conformance.machine (the replication machine): each rule is one operation; after
+each operation every event it caused has been judged; the first failing finding fails the example
+and Hypothesis shrinks the operation list; a crashed or hung implementation aborts the campaign
+(HarnessAbort) instead of being shrunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hypothesis import strategies as st
+from hypothesis import target
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from kconform.conformance.adapter import Adapter, AdapterError
+from kconform.conformance.machine import ConformanceFailure, HarnessAbort, RunLog
+from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun
+from kconform.model.txn_config import TxnConfig
+from kconform.traces import operations as ops
+
+MAX_INSTANCES = 6
+"""Transactional producer instances 0..5, all with the same transactional id: instance 0 starts at
+boot; each new instance fences the previous ones (a fenced producer stops for good, as Kafka's
+does after ProducerFencedException; one fenced by a newer instance keeps running as a zombie)."""
+IDEMPOTENT_CLIENT = 15
+"""An idempotent (non-transactional) producer."""
+CONSUMERS = (0, 1)
+STEP_MS = (100, 500, 1_000)
+RUN_MS = (300, 1_000, 3_000)
+TIMEOUT_MS = (10_000, 61_000)
+"""Clock jumps past the abort-check interval and the producers' transaction.timeout.ms (60 s)."""
+QUIESCE_MS = 200_000
+"""Simulated time a Quiesce may take: the transaction timeout + abort interval + marker retries."""
+FAMILIES = (
+    "zombie",
+    "idempotent",
+    "consume",
+    "offsets",
+    "coordinator",
+    "message-faults",
+    "scheduling",
+    "timeouts",
+    "liveness",
+)
+"""Rule families switched on or off per run (swarm testing, Groce et al. 2012). Transactions,
+sends, commits and aborts, new producer instances, consumers, healthy runs, HW advances and small
+clock steps are always on; "zombie" lets older instances keep acting after being fenced,
+"liveness" adds Quiesce (deliver everything, then every transaction must have ended)."""
+
+
+def make_txn_machine(
+    adapter_factory: Callable[[], Adapter],
+    cfg: TxnConfig,
+    mutants: frozenset[str],
+    log: RunLog,
+    clock: Callable[[], float],
+    adapter_timeout_s: float = ADAPTER_TIMEOUT_S,
+) -> type[RuleBasedStateMachine]:
+    """A RuleBasedStateMachine class driving a fresh exactly-once adapter per example."""
+    partitions = st.sampled_from(cfg.data)
+    which = st.sampled_from([0, 0, 0, 1, 2])
+    """Which instance acts: 0 the newest, 1 the one before (a zombie once fenced), ..."""
+    txn_id = cfg.transactional_ids[0]
+    brokers = st.integers(0, cfg.brokers - 1)
+
+    class TxnMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.adapter = adapter_factory()
+            self.run: LockstepRun | None = None
+            self.families: frozenset[str] = frozenset()
+            self.started: set[int] = set()
+            self.instances = 1
+
+        @initialize(seed=st.integers(0, 2**16), families=st.sets(st.sampled_from(FAMILIES)))
+        def boot(self, seed: int, families: set[str]) -> None:
+            self.families = frozenset(families)
+            self.run = LockstepRun(self.adapter, cfg, seed, mutants, timeout_s=adapter_timeout_s)
+            try:
+                self.run.boot()
+            except AdapterError as exc:
+                raise HarnessAbort(exc) from exc
+            self._check()
+            self._do(ops.InitProducer(client=0, txn_id=txn_id))
+            self._do(ops.Run(ms=RUN_MS[0]))
+
+        def _do(self, op: ops.Operation) -> None:
+            assert self.run is not None
+            try:
+                self.run.apply(op)
+            except AdapterError as exc:
+                raise HarnessAbort(exc) from exc
+            self._check()
+
+        def _check(self) -> None:
+            assert self.run is not None
+            if self.run.failure is not None:
+                log.last_failure = self.run
+                if log.seconds_to_first_failure is None:
+                    log.seconds_to_first_failure = clock() - log.started
+                assert self.run.failing_step is not None
+                raise ConformanceFailure(self.run.failure, self.run.failing_step)
+
+        # Producers --------------------------------------------------------------------------
+
+        def _client(self, back: int) -> int:
+            """The newest instance, or with "zombie" on the one ``back`` instances older."""
+            back = back if "zombie" in self.families else 0
+            return max(0, self.instances - 1 - back)
+
+        @rule(back=which, partition=partitions, count=st.integers(1, 3))
+        def send(self, back: int, partition: str, count: int) -> None:
+            """Begin a transaction unless one is open (BeginTxn is ignored then), then send."""
+            client = self._client(back)
+            self._do(ops.BeginTxn(client=client))
+            self._do(ops.Send(client=client, partition=partition, count=count))
+
+        @rule(back=which)
+        def commit(self, back: int) -> None:
+            self._do(ops.CommitTxn(client=self._client(back)))
+
+        @rule(back=which)
+        def abort(self, back: int) -> None:
+            self._do(ops.AbortTxn(client=self._client(back)))
+
+        @precondition(lambda self: self.instances < MAX_INSTANCES)
+        @rule()
+        def new_instance(self) -> None:
+            """A new producer instance with the same transactional id (a restart, or a zombie's successor)."""
+            self.instances += 1
+            self._do(ops.InitProducer(client=self.instances - 1, txn_id=txn_id))
+
+        @precondition(lambda self: "idempotent" in self.families)
+        @rule(partition=partitions, count=st.integers(1, 3))
+        def idempotent_send(self, partition: str, count: int) -> None:
+            if IDEMPOTENT_CLIENT not in self.started:
+                self.started.add(IDEMPOTENT_CLIENT)
+                self._do(ops.InitProducer(client=IDEMPOTENT_CLIENT, txn_id=""))
+            self._do(ops.Send(client=IDEMPOTENT_CLIENT, partition=partition, count=count))
+
+        # Consumers and offsets ----------------------------------------------------------------
+
+        @rule(consumer=st.sampled_from(CONSUMERS), partition=partitions, read_committed=st.booleans())
+        def consume(self, consumer: int, partition: str, read_committed: bool) -> None:
+            self._do(ops.ConsumeTxn(consumer=consumer, partition=partition, read_committed=read_committed))
+
+        @precondition(lambda self: "offsets" in self.families)
+        @rule(back=which, partition=partitions, offset=st.integers(0, 6))
+        def send_offsets(self, back: int, partition: str, offset: int) -> None:
+            client = self._client(back)
+            self._do(ops.BeginTxn(client=client))
+            self._do(ops.SendOffsets(client=client, group=cfg.groups[0], partition=partition, offset=offset))
+
+        @precondition(lambda self: "offsets" in self.families)
+        @rule(partition=partitions, offset=st.integers(0, 6))
+        def commit_offsets(self, partition: str, offset: int) -> None:
+            self._do(ops.CommitOffsets(group=cfg.groups[0], partition=partition, offset=offset))
+
+        @precondition(lambda self: "offsets" in self.families)
+        @rule(require_stable=st.booleans())
+        def fetch_offsets(self, require_stable: bool) -> None:
+            self._do(ops.FetchOffsets(group=cfg.groups[0], require_stable=require_stable))
+
+        # The world ------------------------------------------------------------------------------
+
+        @rule(partition=partitions, offset=st.sampled_from([-1, -1, 0, 1, 2, 4]))
+        def advance_hw(self, partition: str, offset: int) -> None:
+            self._do(ops.AdvanceHw(partition=partition, offset=offset))
+
+        @precondition(lambda self: "coordinator" in self.families)
+        @rule(broker=brokers)
+        def move_coordinator(self, broker: int) -> None:
+            self._do(ops.MoveCoordinator(txn_id=txn_id, broker=broker))
+
+        @rule(ms=st.sampled_from(RUN_MS))
+        def run_healthy(self, ms: int) -> None:
+            self._do(ops.Run(ms=ms))
+
+        @rule(ms=st.sampled_from(STEP_MS))
+        def tick(self, ms: int) -> None:
+            self._do(ops.Advance(ms=ms))
+
+        @rule(node=brokers)
+        def deliver_to(self, node: int) -> None:
+            self._do(ops.DeliverTo(node=node))
+
+        @precondition(lambda self: "timeouts" in self.families)
+        @rule(ms=st.sampled_from(TIMEOUT_MS))
+        def advance(self, ms: int) -> None:
+            self._do(ops.Advance(ms=ms))
+
+        @precondition(lambda self: "scheduling" in self.families)
+        @rule(index=st.integers(0, 16))
+        def deliver(self, index: int) -> None:
+            self._do(ops.Deliver(index=index))
+
+        @precondition(lambda self: "scheduling" in self.families)
+        @rule(max_messages=st.sampled_from([3, 30]))
+        def settle(self, max_messages: int) -> None:
+            self._do(ops.Settle(max_messages=max_messages))
+
+        @precondition(lambda self: "message-faults" in self.families)
+        @rule(index=st.integers(0, 16))
+        def drop(self, index: int) -> None:
+            self._do(ops.Drop(index=index))
+
+        @precondition(lambda self: "message-faults" in self.families)
+        @rule(index=st.integers(0, 16))
+        def duplicate(self, index: int) -> None:
+            self._do(ops.Duplicate(index=index))
+
+        @precondition(lambda self: "liveness" in self.families)
+        @rule()
+        def quiesce(self) -> None:
+            self._do(ops.Quiesce(max_ms=QUIESCE_MS))
+
+        def teardown(self) -> None:
+            if self.run is not None:
+                log.absorb(self.run)
+                target(float(len(self.run.judge.covered)), label="distinct handler outcomes in one run")
+            self.adapter.close()
+
+    TxnMachine.__name__ = "TxnMachine"
+    return TxnMachine
