@@ -1,0 +1,140 @@
+"""Proven-minimal counterexample lengths (z3 BMC) against Hypothesis-shrunk lengths, per historic bug.
+
+Issue 5: "report the minimal length for each historic bug and compare with the Hypothesis-shrunk
+length (target: shrunk <= 1.2 x minimal)". What is compared, honestly: both sides run over the
+*same alphabet*, the atomic model actions of model.actions.successors, on the same configuration,
+bounds and invariant. BMC (conformance.bmc) gives the proven-minimal number of actions. Hypothesis
+drives a RuleBasedStateMachine whose one rule applies one enabled action (drawn from the enabled
+list), checks the invariant after every step, and shrinks the first failing run; the shrunk run's
+number of actions is the other figure. (The gate's shrunk lengths in README count implementation
+operations, a different alphabet, and are not compared here.)
+
+Run: ``python -m kconform.ci.benchmarks.minimal [--examples 3000] [--bug NAME ...]`` (Hypothesis
+derandomized, so the figures repeat).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+from rich.console import Console
+from rich.table import Table
+
+from kconform.conformance.bmc import bmc
+from kconform.conformance.explore import canonical
+from kconform.model.actions import SearchBounds, booted_state, successors
+from kconform.model.config import Protocol, ReplicationConfig
+from kconform.model.invariants import check_state, check_step
+from kconform.model.state import State
+
+
+@dataclass(frozen=True)
+class Bug:
+    """A historic bug as a model-level search: the rung, the cluster, the bounds, the invariant."""
+
+    name: str
+    protocol: Protocol
+    replicas: int
+    invariant: str
+    bounds: SearchBounds
+    max_steps: int
+
+
+BUGS = (
+    Bug("truncate-to-hw (pre-KIP-101)", Protocol.TRUNCATE_TO_HW, 2, "StrongIsr", SearchBounds(), 10),
+    Bug("kip-101 divergence (KIP-279)", Protocol.KIP_101, 2, "NoDivergenceBelowHw", SearchBounds(), 12),
+)
+
+
+class _Found(Exception):
+    pass
+
+
+def shrunk_length(bug: Bug, examples: int) -> int | None:
+    """Actions in Hypothesis' shrunk failing run over the model actions; None if none failed."""
+    cfg = ReplicationConfig(replicas=bug.replicas, min_insync_replicas=1, protocol=bug.protocol)
+    names = frozenset({bug.invariant})
+    last: list[str] = []
+
+    class Actions(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.state: State = canonical(booted_state(cfg), cfg)
+            last.clear()
+
+        @rule(data=st.data())
+        def act(self, data: st.DataObject) -> None:
+            enabled = list(successors(self.state, cfg, bug.bounds))
+            if not enabled:
+                return
+            label, post = data.draw(st.sampled_from(enabled), label="action")
+            post = canonical(post, cfg)
+            last.append(label)
+            broken = [
+                v for v in (*check_step(self.state, post, cfg, names), *check_state(post, cfg, names)) if not v.allowed
+            ]
+            self.state = post
+            if broken:
+                raise _Found(broken[0].message)
+
+    failed = False
+    try:
+        run_state_machine_as_test(
+            Actions,
+            settings=settings(
+                max_examples=examples,
+                stateful_step_count=40,
+                database=None,
+                derandomize=True,  # reproducible figures
+                deadline=None,
+                suppress_health_check=list(HealthCheck),
+                phases=[Phase.generate, Phase.shrink],
+                print_blob=False,
+            ),
+        )
+    except _Found:
+        failed = True
+    return len(last) if failed else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--examples", type=int, default=3000, help="Hypothesis examples per bug")
+    parser.add_argument("--bug", action="append", default=[], help="only bugs whose name starts with this")
+    args = parser.parse_args()
+    console = Console()
+    console.print(f"{platform.machine()}, Python {platform.python_version()}; one process")
+    table = Table(title="minimal (z3, proven) vs shrunk (Hypothesis) counterexample lengths, model actions")
+    for col in ("bug", "invariant", "BMC minimal", "BMC s", "per-k solve s", "shrunk", "Hypothesis s", "ratio"):
+        table.add_column(col)
+    for bug in BUGS:
+        if args.bug and not any(bug.name.startswith(b) for b in args.bug):
+            continue
+        cfg = ReplicationConfig(replicas=bug.replicas, min_insync_replicas=1, protocol=bug.protocol)
+        res = bmc(cfg, bug.bounds, [bug.invariant], bug.max_steps)
+        minimal = res.found.depth if res.found is not None else None
+        tick = time.perf_counter()
+        shrunk = shrunk_length(bug, args.examples)
+        hyp = time.perf_counter() - tick
+        ratio = f"{shrunk / minimal:.2f}" if shrunk is not None and minimal else "-"
+        table.add_row(
+            bug.name,
+            bug.invariant,
+            str(minimal) if minimal is not None else f"none <= {bug.max_steps}",
+            f"{res.seconds:.1f}",
+            " ".join(f"{s:.1f}" for s in res.solve_seconds),
+            str(shrunk) if shrunk is not None else "not found",
+            f"{hyp:.1f}",
+            ratio,
+        )
+    console.print(table)
+
+
+if __name__ == "__main__":
+    main()
