@@ -9,7 +9,6 @@ the slow tier the bounds of docs/bmc.md.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -25,7 +24,6 @@ from kconform.traces.counterexample import read_counterexample
 from kconform.traces.replay import replay
 
 SMALL = SearchBounds(max_records=1, max_leader_epoch=2)
-SMALL_BUDGET = os.environ.get("KCONFORM_BUDGET") == "small"
 
 
 def _cfg(protocol: Protocol, replicas: int = 2) -> ReplicationConfig:
@@ -102,8 +100,6 @@ def test_bfs_shortest_depth_equals_bmc_minimal_length(
     name: str, protocol: Protocol, replicas: int, invariant: str, bounds: SearchBounds
 ) -> None:
     """The issue: "the shortest paths match BMC's minimal lengths" (docs/bmc.md's bounds)."""
-    if SMALL_BUDGET and name != "truncate-to-hw":
-        bounds = SearchBounds(max_records=1, max_leader_epoch=2)
     cfg = _cfg(protocol, replicas)
     bfs = explore(cfg, bounds, frozenset({invariant}), max_depth=14)
     assert bfs.violation is not None
