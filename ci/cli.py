@@ -30,6 +30,7 @@ from kconform.model.actions import SearchBounds
 from kconform.model.config import ConfigError, ReplicationConfig
 from kconform.model.configs import SLICES, AnyConfig, config_from_json, slice_of
 from kconform.model.invariants import INVARIANTS
+from kconform.model.txn_config import TxnConfig
 from kconform.traces.counterexample import MODEL_IMPLEMENTATION, TraceFileError, read_counterexample
 from kconform.traces.operations import ModelAction
 
@@ -51,6 +52,9 @@ _KAFKA_CONFIG_NAMES: dict[str, str] = {
 and the other dotted names map mechanically: dots and dashes become underscores)."""
 
 _Options = TypeVar("_Options")
+
+ALL_SLICES = "all"
+"""``--slice all``: every slice, one after the other, one verdict."""
 
 
 class UserError(Exception):
@@ -111,9 +115,10 @@ def _parser() -> _Parser:
     _add_config_arguments(gate)
     gate.add_argument(
         "--slice",
-        choices=SLICES,
-        help="which protocols to check: replication (default) or txn (idempotent producer, transactions, "
-        "read_committed); same as --set slice=NAME",
+        choices=(*SLICES, ALL_SLICES),
+        help="which protocols to check: replication (default), txn (idempotent producer, transactions, "
+        "read_committed; same as --set slice=txn) or all (replication, then txn with transaction versions 0 "
+        "and 2, each with the whole budget and its default configuration)",
     )
     gate.add_argument("--implementation", choices=IMPLEMENTATIONS, default=IMPLEMENTATIONS[0])
     gate.add_argument(
@@ -353,13 +358,43 @@ def _version() -> str:
 
 
 def _cmd_gate(args: argparse.Namespace) -> int:
-    settings = ([("slice", args.slice)] if args.slice else []) + list(args.settings)
-    config = _load_any_config(args.config, settings)
     mutants = tuple(dict.fromkeys(args.mutants))  # de-duplicated, in the order given
     if mutants:
         _check_mutants(mutants, _known_mutants(), where="")
     _check_output_paths(args.out, args.junit)
-    options = GateOptions(
+    if args.slice == ALL_SLICES:
+        if args.config is not None or args.settings or mutants:
+            raise UserError(
+                "--slice all runs each slice's default configuration: --config, --set and --mutant "
+                "need one slice (--slice replication or --slice txn)"
+            )
+        configs: list[tuple[str, AnyConfig]] = [
+            ("replication", ReplicationConfig()),
+            *((f"txn-tv{tv}", TxnConfig(transaction_version=tv)) for tv in (0, 2)),
+        ]
+        from kconform.ci.gate import run_all_gates
+
+        return _run_engine(
+            "the gate", run_all_gates, [(name, _gate_options(args, cfg, (), name)) for name, cfg in configs]
+        )
+    settings = ([("slice", args.slice)] if args.slice else []) + list(args.settings)
+    config = _load_any_config(args.config, settings)
+    from kconform.ci.gate import run_gate
+
+    return _run_engine("the gate", run_gate, _gate_options(args, config, mutants, None))
+
+
+def _gate_options(
+    args: argparse.Namespace, config: AnyConfig, mutants: tuple[str, ...], part: str | None
+) -> GateOptions:
+    """The gate's options from the command line; ``part`` names one slice of ``--slice all``, whose
+    files go to a sub-directory of --out (and a JUnit file named after it)."""
+    junit = (
+        args.junit
+        if part is None or args.junit is None
+        else args.junit.with_name(f"{args.junit.stem}-{part}{args.junit.suffix}")
+    )
+    return GateOptions(
         config=config,
         examples=args.examples,
         seconds=args.seconds,
@@ -367,15 +402,12 @@ def _cmd_gate(args: argparse.Namespace) -> int:
         implementation=args.implementation,
         mutants=mutants,
         self_check=args.self_check,
-        junit=args.junit,
-        out=args.out,
+        junit=junit,
+        out=args.out if part is None else args.out / part,
         steps=args.steps,
         progress=not args.no_progress,
         min_coverage=args.min_coverage,
     )
-    from kconform.ci.gate import run_gate
-
-    return _run_engine("the gate", run_gate, options)
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:

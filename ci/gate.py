@@ -298,3 +298,26 @@ def run_gate(options: GateOptions, console: Console | None = None) -> int:
     if options.junit is not None:
         write_junit(options.junit, "kconform-gate", cases)
     return code
+
+
+def run_all_gates(parts: list[tuple[str, GateOptions]], console: Console | None = None) -> int:
+    """Run the gate once per slice configuration (``kconform gate --slice all``) and end with one
+    table: EXIT_ERROR if any part hit a harness error, else EXIT_VIOLATION if any failed, else
+    EXIT_PASS. Every part runs even after one failed, so nothing already checkable is skipped."""
+    console = console or Console()
+    codes: list[tuple[str, int, float]] = []
+    for name, options in parts:
+        console.rule(f"[bold]{name}")
+        started = time.perf_counter()
+        codes.append((name, run_gate(options, console), time.perf_counter() - started))
+    table = Table(title="kconform gate: every slice")
+    table.add_column("slice")
+    table.add_column("verdict")
+    table.add_column("seconds", justify="right")
+    table.add_column("files")
+    words = {EXIT_PASS: "[green]PASS[/green]", EXIT_VIOLATION: "[red]FAIL[/red]", EXIT_ERROR: "[red]ERROR[/red]"}
+    for (name, code, seconds), (_n, options) in zip(codes, parts, strict=True):
+        table.add_row(name, words[code], f"{seconds:.1f}", str(options.out))
+    console.print(table)
+    all_codes = {code for _name, code, _s in codes}
+    return EXIT_ERROR if EXIT_ERROR in all_codes else EXIT_VIOLATION if EXIT_VIOLATION in all_codes else EXIT_PASS

@@ -76,3 +76,16 @@ def test_a_campaign_covers_transitions_the_judge_counts() -> None:
     assert set(edges) <= set(tg.edges(0)), "the judge counted a transition outside Kafka's table"
     assert reachable_edges(cfg) <= set(tg.edges(0))
     assert {edge_key(*e) for e in reachable_edges(cfg)} <= reachable_keys(cfg)
+
+
+def test_slice_all_runs_every_slice_and_ends_in_one_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from kconform.ci.cli import main
+
+    code = main(["gate", "--slice", "all", "--examples", "8", "--seed", "1", "--out", str(tmp_path), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == EXIT_PASS
+    assert "every slice" in out
+    for part in ("replication", "txn-tv0", "txn-tv2"):
+        assert (tmp_path / part / "coverage.json").exists()
+    assert main(["gate", "--slice", "all", "--set", "transaction_version=2"]) == 2
+    assert "need one slice" in capsys.readouterr().err
