@@ -30,6 +30,7 @@ from kconform.conformance.hunt import CampaignResult, run_campaign
 from kconform.conformance.lockstep import NON_CONFORMANCE
 from kconform.conformance.runner import LockstepRun
 from kconform.conformance.slices import invariant_names, mutants_of_slice, reachable_keys, slice_of
+from kconform.impl.mutants import config_for
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import AnyConfig
 from kconform.model.txn_config import TxnConfig
@@ -164,13 +165,30 @@ def _write_txn_picture(options: GateOptions, cov: Coverage, cfg: TxnConfig) -> P
     return path
 
 
+PROGRAM_HEAD_LINES = 40
+PROGRAM_TAIL_LINES = 80
+"""A counterexample program longer than head + tail lines is printed with its middle elided (the
+epoch-exhaustion scenario of the exactly-once zoo is 65,000 steps); the file holds every step."""
+
+
+def _shown_program(program: str, path: Path) -> str:
+    """``program`` as printed on the console: whole, or its first and last lines around a note
+    naming the file that holds the elided steps."""
+    lines = program.splitlines()
+    if len(lines) <= PROGRAM_HEAD_LINES + PROGRAM_TAIL_LINES:
+        return program
+    elided = len(lines) - PROGRAM_HEAD_LINES - PROGRAM_TAIL_LINES
+    note = f"# ... {elided} lines not shown: every step is in {path}"
+    return "\n".join([*lines[:PROGRAM_HEAD_LINES], note, *lines[-PROGRAM_TAIL_LINES:]]) + "\n"
+
+
 def _report_failure(run: LockstepRun, options: GateOptions, console: Console, name: str) -> Path:
     cx = counterexample_of(run, options.implementation)
     options.out.mkdir(parents=True, exist_ok=True)
     path = options.out / f"{name}.jsonl"
     write_counterexample(path, cx)
     write_report(cx, report_path(path))
-    console.print(format_program(cx))
+    console.print(_shown_program(format_program(cx), path))
     console.print(f"report with the per-replica log timeline: {report_path(path)}")
     return path
 
@@ -179,8 +197,11 @@ def _self_check(options: GateOptions, seed: int, console: Console) -> list[Mutan
     budget = options.seconds if options.seconds is not None else SELF_CHECK_SECONDS
     outcomes = []
     for name in sorted(mutants_of_slice(slice_of(options.config))):
+        cfg = config_for(name, options.config)  # a mutant observable only under some config (MUTANT_CONFIG)
+        if cfg != options.config:
+            console.print(f"mutant {name} runs with {_describe(cfg)} (impl/mutants.py MUTANT_CONFIG)")
         started = time.perf_counter()
-        result = _campaign(options, options.config, frozenset({name}), seed, console, f"mutant {name}", None, budget)
+        result = _campaign(options, cfg, frozenset({name}), seed, console, f"mutant {name}", None, budget)
         seconds = time.perf_counter() - started
         if result.error is not None:
             raise result.error
@@ -191,7 +212,7 @@ def _self_check(options: GateOptions, seed: int, console: Console) -> list[Mutan
             continue
         path = _report_failure(run, options, console, f"mutant-{name}")
         cx = counterexample_of(run, options.implementation)
-        adapter = make_adapter(options.implementation, options.config)
+        adapter = make_adapter(options.implementation, cx.config)
         try:
             replayed = replay(cx, adapter).reproduces(cx)
         finally:

@@ -27,7 +27,12 @@ boot; each new instance fences the previous ones (a fenced producer stops for go
 does after ProducerFencedException; one fenced by a newer instance keeps running as a zombie)."""
 IDEMPOTENT_CLIENT = 15
 """An idempotent (non-transactional) producer."""
-CONSUMERS = (0, 1)
+CONSUMERS = (0, 1, 2, 3)
+"""Consumers read from their position (0 at first, then past what they got): four of them keep a
+read from offset 0 likely after aborts and commits happened (the aborted-read check needs one)."""
+OVERTAKE = (1, 2, 3, 6)
+"""How many messages an ``overtake`` delivers behind the head of the queue (the delayed request,
+marker or EndTxn of the historic bugs: KAFKA-17754, KIP-890's late produce, a zombie's batch)."""
 STEP_MS = (100, 500, 1_000)
 RUN_MS = (300, 1_000, 3_000)
 TIMEOUT_MS = (10_000, 61_000)
@@ -196,6 +201,14 @@ def make_txn_machine(
         @rule(index=st.integers(0, 16))
         def deliver(self, index: int) -> None:
             self._do(ops.Deliver(index=index))
+
+        @precondition(lambda self: "scheduling" in self.families)
+        @rule(count=st.sampled_from(OVERTAKE))
+        def overtake(self, count: int) -> None:
+            """Deliver ``count`` messages while the oldest one in flight waits: ``Deliver(1)`` taken
+            ``count`` times (modulo the queue, so a short queue delivers the head too)."""
+            for _ in range(count):
+                self._do(ops.Deliver(index=1))
 
         @precondition(lambda self: "scheduling" in self.families)
         @rule(max_messages=st.sampled_from([3, 30]))

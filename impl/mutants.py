@@ -6,7 +6,9 @@ docstrings name the KIP or Kafka issue that fixed the bug and the symptom a chec
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
+from typing import TypeVar, cast
 
 TRUNCATE_TO_HW = "truncate-to-hw"
 KIP_101_TRUNCATION = "kip-101-truncation"
@@ -32,6 +34,8 @@ EPOCH_OVERFLOW = "epoch-overflow"
 
 REPLICATION = "replication"
 TXN = "txn"
+
+C = TypeVar("C")
 
 MUTANTS: dict[str, str] = {
     TRUNCATE_TO_HW: (
@@ -158,6 +162,30 @@ TXN_MUTANT_NAMES = frozenset(
 )
 SLICE_OF: dict[str, str] = {name: TXN if name in TXN_MUTANT_NAMES else REPLICATION for name in MUTANTS}
 """The slice each mutant belongs to: ``replication`` (impl/cluster.py) or ``txn`` (impl/txn_cluster.py)."""
+
+
+MUTANT_CONFIG: dict[str, dict[str, int | bool]] = {
+    LATE_ENDTXN_NEXT_TXN: {"transaction_version": 2},
+}
+"""Configuration a mutant needs to be observable at all, as field overrides of its slice's config.
+
+``late-endtxn-next-txn`` breaks a rule that exists only with transaction version 2 (KIP-890 part 2's
+epoch bump on every EndTxn): under TV0 the late EndTxn ending the next transaction is Kafka's own
+behaviour (KAFKA-17754, classified allowed), so the mutant is the reference there. The gate's
+``--self-check`` runs each mutant's campaign (zoo, random search and replay) with the gate's config
+updated by these overrides (``config_for``); every other mutant runs with the gate's config."""
+
+
+def config_for(name: str, config: C) -> C:
+    """``config`` with mutant ``name``'s MUTANT_CONFIG overrides applied (a copy of the frozen
+    dataclass); ``config`` itself when the mutant needs none or the config has none of the fields
+    (another slice's config)."""
+    overrides = MUTANT_CONFIG.get(name, {})
+    if not overrides or not dataclasses.is_dataclass(config) or isinstance(config, type):
+        return config
+    known = {f.name for f in dataclasses.fields(config)}
+    applicable = {key: value for key, value in overrides.items() if key in known}
+    return cast(C, dataclasses.replace(config, **applicable)) if applicable else config
 
 
 def mutants_of(slice_name: str) -> dict[str, str]:

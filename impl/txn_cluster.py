@@ -248,8 +248,9 @@ class TxnSimulation:
             remaining -= step
 
     def quiet(self) -> bool:
-        """Nothing in flight, no client with work, no coordinator loading or with a transaction
-        Ongoing / in Prepare*."""
+        """Nothing in flight, no client with work, no coordinator with work of its own (loading, a
+        transaction Ongoing until its timeout abort, markers outstanding): what is still open
+        now stays open for ever, which the Quiesced event lets the judge conclude."""
         if self.world.network.queue:
             return False
         if any(p.busy() for p in self.producers.values()):

@@ -176,8 +176,15 @@ class TxnCoordinator:
         self.world.metadata.state_logs[self.state_partition].append(txn_id, meta.record())
 
     def busy(self) -> bool:
-        """Whether a transaction here is still to end (Ongoing or Prepare*) or loading is pending."""
-        return self.active and (self.loading or any(t.state in (ONGOING, *PREPARE) for t in self.txns.values()))
+        """Whether this coordinator still has work of its own that ends a transaction: loading is
+        pending, a transaction is Ongoing (the timeout abort is a timer that will fire), or a
+        Prepare* transaction has markers not yet acknowledged (in flight or waiting to be
+        re-sent). A Prepare* transaction with no marker outstanding is not work: nothing here will
+        ever complete it, so the world is quiet and the Quiesced liveness check (traces/events.py)
+        reports it as a hanging transaction instead of waiting for it until the bound runs out."""
+        if not self.active:
+            return False
+        return self.loading or any(t.state == ONGOING or (t.state in PREPARE and t.markers) for t in self.txns.values())
 
     # ------------------------------------------------------------------------ InitProducerId
 

@@ -284,10 +284,11 @@ class AdvanceHw(Operation):
 @dataclass(frozen=True)
 class Quiesce(Operation):
     """Deliver every in-flight message in send order and fire timers in time order until the
-    cluster is quiet (nothing in flight, no client with work left, no transaction Ongoing or in
-    Prepare* at a coordinator, no coordinator loading) or ``max_ms`` of simulated time passed. The
-    liveness check (every transaction ends within its timeout + a stated bound once the
-    coordinator is available) is judged after it."""
+    cluster is quiet (nothing in flight, no client with work left, no coordinator loading, no
+    transaction Ongoing at a coordinator (its timeout abort is still to fire), no marker
+    unacknowledged) or ``max_ms`` of simulated time passed. The liveness check (every transaction
+    ends within its timeout + a stated bound once the coordinator is available) is judged after
+    it: a Prepare* transaction whose coordinator has no marker outstanding never ends."""
 
     kind: ClassVar[str] = "quiesce"
     max_ms: int

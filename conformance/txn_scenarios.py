@@ -1,0 +1,440 @@
+"""The exactly-once known-bug zoo: fixed operation sequences that steer the cluster into the
+interleavings behind historic exactly-once bugs, each named after the bug it reproduces.
+
+Same contract as the replication zoo (conformance/scenarios.py): a scenario encodes a situation,
+never an expected verdict. It runs as an ordinary lockstep run judged by the model, so it passes
+on a correct implementation (the reference, TV0 and TV2, verification on and off) and fails
+wherever the implementation breaks the rule the situation exercises. The gate runs every
+scenario before its random campaign (conformance/hunt.py), cheapest first.
+
+Message-level control uses only the shared network operations: ``Deliver(i)`` / ``Drop(i)`` /
+``Duplicate(i)`` address the i-th message in flight, in send order, modulo the queue length.
+"Hold the oldest message" is ``_behind(n)``: ``Deliver(1)`` exactly ``n`` times, which delivers in
+send order the ``n`` next messages and the ones they cause while the head of the queue stays in
+the network until a later ``Deliver(0)``. The counts are those of an implementation that sends one
+request per client call and answers each request once (the Kafka client and broker shapes, the
+reference); another implementation is driven through a different interleaving, which the judge
+still judges, so a scenario can lose its aim but never give a wrong verdict.
+
+Cluster shape: the scenarios are written for TxnConfig's defaults (Kafka's partition choice:
+``txn-1``'s coordinator is broker 1 on ``__transaction_state-10``, ``t-0`` is led by broker 0,
+``t-1`` by broker 1, ``my-group``'s offsets by broker 0 on ``__consumer_offsets-12``; a 60 s
+transaction timeout checked every 10 s) with any transaction version and verification setting;
+under another shape the zoo is skipped (``applies``), as the replication zoo skips scenarios
+needing more replicas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kconform.conformance.adapter import Adapter
+from kconform.conformance.runner import LockstepRun
+from kconform.model.txn_config import SHORT_MAX, TxnConfig
+from kconform.traces import operations as o
+
+TXN_ID = "txn-1"
+GROUP = "my-group"
+PRODUCER = 0
+"""The transactional producer instance every scenario starts."""
+SUCCESSOR = 1
+"""A second instance with the same transactional id: it fences ``PRODUCER`` (a zombie from then on)."""
+IDEMPOTENT = 15
+"""An idempotent (non-transactional) producer."""
+CONSUMER = 0
+COORDINATOR = 1
+"""Broker leading ``txn-1``'s ``__transaction_state`` partition at boot."""
+FAILOVER_TO = 2
+"""The broker a coordinator failover moves ``txn-1`` to."""
+QUIESCE_MS = 200_000
+"""Bound of a scenario's final Quiesce: the transaction timeout (60 s) + the abort-check interval
++ a marker re-send timeout, with room to spare."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named operation sequence and the historic bug it is about. ``mutants`` names the reference
+    mutants (impl/mutants.py) the scenario exposes, for the tests and the reader; the run itself
+    never looks at it."""
+
+    name: str
+    doc: str
+    mutants: tuple[str, ...]
+    ops: tuple[o.Operation, ...]
+
+
+def _behind(deliveries: int) -> tuple[o.Operation, ...]:
+    """``deliveries`` deliveries of the second message in flight: with one message held at the
+    head of the queue, the others are delivered in send order (the count is exact: ``Deliver``
+    takes its index modulo the queue length, so one more would deliver the held message)."""
+    return (o.Deliver(1),) * deliveries
+
+
+_INIT = (o.InitProducer(PRODUCER, TXN_ID), o.Settle(100))
+_HW = (o.AdvanceHw("t-0", -1), o.AdvanceHw("t-1", -1))
+
+
+def _txn(sends: tuple[tuple[str, int], ...], commit: bool) -> tuple[o.Operation, ...]:
+    """One whole transaction of ``PRODUCER`` on a healthy network."""
+    out: list[o.Operation] = [o.BeginTxn(PRODUCER)]
+    out += [o.Send(PRODUCER, p, n) for p, n in sends]
+    out += [o.Settle(1000), o.CommitTxn(PRODUCER) if commit else o.AbortTxn(PRODUCER), o.Settle(1000)]
+    return tuple(out)
+
+
+DUPLICATED_PRODUCE = Scenario(
+    name="duplicated-produce-retry",
+    doc=(
+        "KIP-98 idempotence (the duplicates of every broker before 0.11): an idempotent producer's "
+        "batch is delivered twice (a retry whose first copy was appended but whose answer was "
+        "lost). The second copy must be answered as a duplicate with the original offset, never "
+        "appended again (NoDuplicateAppends); then a transactional batch gets the same treatment."
+    ),
+    mutants=("no-sequence-dedup",),
+    ops=(
+        o.InitProducer(IDEMPOTENT, ""),
+        o.Settle(100),
+        o.Send(IDEMPOTENT, "t-0", 2),
+        o.Duplicate(0),
+        o.Settle(100),
+        *_INIT,
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-1", 2),
+        o.Settle(100),
+        o.Send(PRODUCER, "t-1", 1),
+        o.Duplicate(0),
+        o.Settle(100),
+        o.CommitTxn(PRODUCER),
+        o.Settle(1000),
+        *_HW,
+        o.ConsumeTxn(CONSUMER, "t-1", True),
+        o.Settle(10),
+    ),
+)
+
+OLDER_IN_FLIGHT_DUPLICATE = Scenario(
+    name="older-in-flight-duplicate",
+    doc=(
+        "KAFKA-5494 (1.0): with up to 5 requests in flight the broker must recognise a duplicate "
+        "of any of the last 5 batches, not only the last one. Two batches are in flight; a copy of "
+        "the first is appended, then the second, then the first's original arrives: it is a "
+        "duplicate of an older batch and must be answered with its offset, not rejected with "
+        "OUT_OF_ORDER_SEQUENCE_NUMBER (the 0.11 one-batch cache)."
+    ),
+    mutants=("small-dedup-window",),
+    ops=(
+        o.InitProducer(IDEMPOTENT, ""),
+        o.Settle(100),
+        o.Send(IDEMPOTENT, "t-0", 1),
+        o.Send(IDEMPOTENT, "t-0", 1),
+        o.Duplicate(0),
+        o.Deliver(1),
+        o.Deliver(0),
+        o.Settle(100),
+    ),
+)
+
+READ_COMMITTED_DURING_OPEN_TXN = Scenario(
+    name="read-committed-during-open-txn",
+    doc=(
+        "Redpanda #3036 (KIP-98 last stable offset): a transaction has records on t-0 below the "
+        "HW and is still open. A read_committed fetch must stop at the LSO = the transaction's "
+        "first offset (NoUncommittedRead, LsoBounds); then the commit makes them readable."
+    ),
+    mutants=("lso-ignores-ongoing", "lso-off-by-one"),
+    ops=(
+        *_INIT,
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-0", 2),
+        o.Settle(100),
+        *_HW,
+        o.ConsumeTxn(CONSUMER, "t-0", True),
+        o.Settle(10),
+        o.CommitTxn(PRODUCER),
+        o.Settle(1000),
+        *_HW,
+        o.ConsumeTxn(CONSUMER, "t-0", True),
+        o.Settle(10),
+    ),
+)
+
+ABORT_THEN_READ_COMMITTED = Scenario(
+    name="abort-then-read-committed",
+    doc=(
+        "G1a aborted read (librdkafka #3020 class, Tansu; KIP-98 consumer filter): a transaction "
+        "aborts, the next commits, and a read_committed consumer reads t-0 from the start. The "
+        "fetch answers the aborted transaction in its aborted list; the consumer must drop its "
+        "batches (NoAbortedRead), while a read_uncommitted consumer sees them."
+    ),
+    mutants=("no-aborted-filter",),
+    ops=(
+        *_INIT,
+        *_txn((("t-0", 2), ("t-1", 1)), commit=False),
+        *_txn((("t-0", 1),), commit=True),
+        *_HW,
+        o.ConsumeTxn(CONSUMER, "t-0", True),
+        o.Settle(10),
+        o.ConsumeTxn(1, "t-0", False),
+        o.Settle(10),
+    ),
+)
+
+TXN_OFFSETS_BEFORE_COMMIT = Scenario(
+    name="txn-offsets-before-commit",
+    doc=(
+        "KIP-98 transactional offsets, KIP-447 require_stable: a consume-transform-produce "
+        "transaction sends its consumer offsets (TxnOffsetCommit); before the COMMIT marker an "
+        "OffsetFetch must not return them (NoUncommittedOffsetRead) and with require_stable must "
+        "answer UNSTABLE_OFFSET_COMMIT; after an abort they are gone, after a commit visible."
+    ),
+    mutants=("txn-offsets-visible-early",),
+    ops=(
+        *_INIT,
+        o.BeginTxn(PRODUCER),
+        o.SendOffsets(PRODUCER, GROUP, "t-0", 7),
+        o.Settle(100),
+        o.FetchOffsets(GROUP, False),
+        o.Settle(10),
+        o.FetchOffsets(GROUP, True),
+        o.Settle(10),
+        o.AbortTxn(PRODUCER),
+        o.Settle(1000),
+        o.FetchOffsets(GROUP, False),
+        o.Settle(10),
+        o.BeginTxn(PRODUCER),
+        o.SendOffsets(PRODUCER, GROUP, "t-0", 9),
+        o.Settle(100),
+        o.CommitTxn(PRODUCER),
+        o.Settle(1000),
+        o.FetchOffsets(GROUP, True),
+        o.Settle(10),
+    ),
+)
+
+ZOMBIE_DELAYED_PRODUCE = Scenario(
+    name="zombie-delayed-produce",
+    doc=(
+        "KIP-98 producer fencing (INVALID_PRODUCER_EPOCH; the zombie of KAFKA-5793 / KIP-588): "
+        "instance 0's first batch to t-0 is held in the network; instance 1 starts with the same "
+        "transactional id (the open transaction is aborted with a bumped epoch) and writes to t-0 "
+        "in its own transaction. Then the zombie's batch arrives: sequence 0, an older epoch, and "
+        "the partition has an open transaction of the producer id, so no verification is asked. "
+        "The leader must reject it on the epoch; appended, it would be committed inside the new "
+        "instance's transaction (NoZombieCommit)."
+    ),
+    mutants=("no-produce-epoch-fencing",),
+    ops=(
+        *_INIT,
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-0", 1),
+        o.DeliverTo(COORDINATOR),  # AddPartitionsToTxn
+        o.Deliver(0),  # its answer: the client sends the batch, which stays at the head of the queue
+        o.InitProducer(SUCCESSOR, TXN_ID),
+        *_behind(4),  # fencing: PrepareAbort at epoch 1, abort marker, CompleteAbort
+        o.Advance(100),  # the successor's retry backoff after CONCURRENT_TRANSACTIONS
+        *_behind(2),  # InitProducerId: epoch 2
+        o.BeginTxn(SUCCESSOR),
+        o.Send(SUCCESSOR, "t-0", 1),
+        *_behind(6),  # AddPartitionsToTxn, the batch, its verification: appended at epoch 2
+        o.Deliver(0),  # the zombie's batch
+        o.Settle(100),
+        o.CommitTxn(SUCCESSOR),
+        o.Settle(1000),
+        *_HW,
+        o.ConsumeTxn(CONSUMER, "t-0", True),
+        o.Settle(10),
+    ),
+)
+
+LATE_PRODUCE_AFTER_ABORT = Scenario(
+    name="late-produce-after-abort",
+    doc=(
+        "KAFKA-14402, the hanging-transaction shape KIP-890 part 1 (3.6) closes: the producer's "
+        "first batch to t-0 is held in the network (with its two request-timeout retries) while "
+        "the transaction times out at the coordinator and its abort marker reaches t-0; then the "
+        "batches arrive. The partition has no open transaction of the producer, so the leader "
+        "must ask the coordinator (verification) before appending: a transactional batch "
+        "appended there would open a transaction nobody ends (NoHangingTransaction, the LSO "
+        "stuck). Here the timeout's epoch bump also fences them; a leader that never verifies "
+        "shows at the first late batch."
+    ),
+    mutants=("no-verification",),
+    ops=(
+        *_INIT,
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-0", 1),
+        o.DeliverTo(COORDINATOR),  # AddPartitionsToTxn
+        o.Deliver(0),  # its answer: the batch is sent
+        o.Advance(71_000),  # two re-sends of the batch; the timeout abort sends its marker (4th in flight)
+        o.Deliver(3),  # the abort marker reaches t-0 first
+        o.Deliver(3),  # its answer: CompleteAbort
+        o.Settle(100),  # the three copies of the batch, late
+        *_HW,
+        o.ConsumeTxn(CONSUMER, "t-0", True),
+        o.Settle(10),
+        o.Quiesce(QUIESCE_MS),
+    ),
+)
+
+LATE_END_TXN = Scenario(
+    name="late-endtxn-next-txn",
+    doc=(
+        "KAFKA-17754 (found by Jepsen; closed by KIP-890 part 2): the EndTxn(commit) of "
+        "transaction 1 is duplicated by the network; one copy ends it, the other arrives while "
+        "transaction 2 of the same producer is Ongoing; the application then aborts transaction 2. "
+        "Under TV2 the first EndTxn bumped the epoch, so the late copy is PRODUCER_FENCED and "
+        "transaction 2 aborts; under TV0 (same epoch) the late copy commits transaction 2 and the "
+        "abort gets INVALID_TXN_STATE: Kafka's TV0 behaviour, which the model follows."
+    ),
+    mutants=("late-endtxn-next-txn",),
+    ops=(
+        *_INIT,
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-0", 1),
+        o.Settle(100),
+        o.CommitTxn(PRODUCER),
+        o.Duplicate(0),  # one copy of the EndTxn is handled now; the original stays at the head
+        *_behind(3),  # its answer, the COMMIT marker, the marker's answer: CompleteCommit
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-0", 1),
+        *_behind(6),  # AddPartitionsToTxn, the batch, its verification: transaction 2 is Ongoing
+        o.Deliver(0),  # the late EndTxn of transaction 1
+        o.Settle(100),
+        o.AbortTxn(PRODUCER),  # the application aborts transaction 2
+        o.Settle(1000),
+        *_HW,
+        o.ConsumeTxn(CONSUMER, "t-0", True),
+        o.Settle(10),
+    ),
+)
+
+STALE_COORDINATOR_MARKER = Scenario(
+    name="stale-coordinator-marker",
+    doc=(
+        "KIP-98 coordinator fencing (TRANSACTION_COORDINATOR_FENCED): the first coordinator "
+        "writes PrepareCommit and sends its marker to t-0, which the network holds; the "
+        "coordinator fails over to broker 2, which re-sends the markers at coordinator epoch 1 and "
+        "completes; the producer runs its next transaction on t-0. The deposed coordinator's "
+        "marker then arrives: it must be fenced, not end the next transaction."
+    ),
+    mutants=("stale-coordinator-epoch-marker",),
+    ops=(
+        *_INIT,
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-0", 1),
+        o.Settle(100),
+        o.CommitTxn(PRODUCER),
+        o.DeliverTo(COORDINATOR),  # EndTxn: PrepareCommit; queue = [answer, marker]
+        o.Deliver(0),  # the answer; the marker (epoch 0) is now the head
+        o.MoveCoordinator(TXN_ID, FAILOVER_TO),
+        o.Advance(10),  # the new coordinator loads and re-sends the marker at coordinator epoch 1
+        *_behind(2),  # that marker and its answer: CompleteCommit
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-0", 1),
+        *_behind(6),  # AddPartitionsToTxn, the batch, its verification: transaction 2 is Ongoing
+        o.Deliver(0),  # the deposed coordinator's marker
+        o.Settle(100),
+        o.AbortTxn(PRODUCER),
+        o.Settle(1000),
+        *_HW,
+        o.ConsumeTxn(CONSUMER, "t-0", True),
+        o.Settle(10),
+    ),
+)
+
+FAILOVER_AFTER_PREPARE = Scenario(
+    name="failover-after-prepare",
+    doc=(
+        "KIP-98 coordinator failover, the Kafka design's 'after PREPARE, before the markers': the "
+        "coordinator writes PrepareCommit and its marker to t-0 is lost; it fails over to broker "
+        "2. The new coordinator must finish what its log says (TransactionStateManager "
+        "loadTransactionsForTxnTopicPartition re-sends the markers); a coordinator that forgets "
+        "leaves the transaction in PrepareCommit for ever (NoHangingTransaction at quiescence)."
+    ),
+    mutants=("failover-forgets-prepare",),
+    ops=(
+        *_INIT,
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-0", 1),
+        o.Settle(100),
+        o.CommitTxn(PRODUCER),
+        o.DeliverTo(COORDINATOR),  # EndTxn: PrepareCommit; queue = [answer, marker]
+        o.Drop(1),  # the marker is lost
+        o.MoveCoordinator(TXN_ID, FAILOVER_TO),
+        o.Quiesce(QUIESCE_MS),
+        *_HW,
+        o.ConsumeTxn(CONSUMER, "t-0", True),
+        o.Settle(10),
+    ),
+)
+
+EPOCH_EXHAUSTION = Scenario(
+    name="epoch-exhaustion",
+    doc=(
+        "KIP-360 producer-id rotation (kafka-facts §1.3): an application re-initialises its "
+        f"transactional producer {SHORT_MAX - 1} times (each initTransactions of a live instance "
+        "bumps the epoch by one, the only way epochs grow), so the epoch reaches 32766. The next "
+        "InitProducerId must rotate to a fresh producer id at epoch 0: 32767 is reserved for "
+        "fencing. Costly (one round trip per epoch, about 10 s judged), so it runs last."
+    ),
+    mutants=("epoch-overflow",),
+    ops=(
+        *((o.InitProducer(PRODUCER, TXN_ID), o.Settle(10)) * (SHORT_MAX + 1)),
+        *_txn((("t-0", 1),), commit=True),
+    ),
+)
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        DUPLICATED_PRODUCE,
+        OLDER_IN_FLIGHT_DUPLICATE,
+        READ_COMMITTED_DURING_OPEN_TXN,
+        ABORT_THEN_READ_COMMITTED,
+        TXN_OFFSETS_BEFORE_COMMIT,
+        ZOMBIE_DELAYED_PRODUCE,
+        LATE_PRODUCE_AFTER_ABORT,
+        LATE_END_TXN,
+        STALE_COORDINATOR_MARKER,
+        FAILOVER_AFTER_PREPARE,
+        EPOCH_EXHAUSTION,
+    )
+}
+"""Every scenario, cheapest first (the order the gate runs them)."""
+
+
+def applies(cfg: TxnConfig) -> bool:
+    """Whether ``cfg`` has the cluster shape the scenarios are written for: the defaults, except
+    the transaction version and verification, which every scenario runs under."""
+    return cfg == TxnConfig(transaction_version=cfg.transaction_version, verification=cfg.verification)
+
+
+def run_scenario(
+    adapter: Adapter, scenario: Scenario, cfg: TxnConfig, mutants: frozenset[str], seed: int = 0
+) -> LockstepRun:
+    """One lockstep run of ``scenario``; it stops at the first failing finding."""
+    run = LockstepRun(adapter, cfg, seed, mutants)
+    run.boot()
+    for op in scenario.ops:
+        if run.failed:
+            break
+        run.apply(op)
+    return run
+
+
+def first_failing_scenario(
+    adapter_factory: Callable[[], Adapter], cfg: TxnConfig, mutants: frozenset[str]
+) -> LockstepRun | None:
+    """Run every scenario in order (none unless ``applies(cfg)``); the first failing run, or None."""
+    if not applies(cfg):
+        return None
+    for scenario in SCENARIOS.values():
+        adapter = adapter_factory()
+        try:
+            run = run_scenario(adapter, scenario, cfg, mutants)
+        finally:
+            adapter.close()
+        if run.failed:
+            return run
+    return None
