@@ -1,0 +1,302 @@
+"""The miner: every invariant fires on a trace built to break it (Spark and DuckDB alike), the
+miner agrees with the lockstep oracle trace by trace on planted corpora, clean corpora give
+nothing, and the command line writes reports and replayable excerpts.
+
+The fast tier mines with DuckDB (the same SQL text, kconform.traces.mine.invariants) and runs one
+small Spark job on a shared session; the slow tier runs Spark on the planted corpus, on a
+local-cluster master, and on a corpus of a million events (fewer with KCONFORM_BUDGET=small).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kconform.ci import cli
+from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
+from kconform.model.config import ReplicationConfig
+from kconform.traces.corpus import EVENTS_DIR, Manifest, bucket_path, read_manifest, write_corpus
+from kconform.traces.counterexample import Counterexample, Step, make_verdict, read_counterexample
+from kconform.traces.events import (
+    CONTROLLER,
+    BrokerRestarted,
+    ConsumerFetchHandled,
+    Entry,
+    Event,
+    FetchHandled,
+    LeaderMoved,
+    MetadataApplied,
+    ProduceCompleted,
+    ProduceHandled,
+)
+from kconform.traces.generate import Plan, generate
+from kconform.traces.mine.engine import EngineResult, run_duckdb, run_spark, spark_session
+from kconform.traces.mine.invariants import INVARIANTS
+from kconform.traces.operations import Boot
+from kconform.traces.oracle import OracleResult, run_oracle
+
+SMALL = os.environ.get("KCONFORM_BUDGET") == "small"
+PLANTABLE = ("acks-all-no-wait", "no-epoch-fencing", "hw-below-min-isr")
+PLANTED_PLAN = Plan(events=24_000, seed=3, trace_events=2_000, plant=tuple((m, 3) for m in PLANTABLE))
+
+
+def _lead(node: int, epoch: int, isr: tuple[int, ...] = (0, 1)) -> MetadataApplied:
+    return MetadataApplied(node, node, epoch, isr, epoch + 1, "become_leader", -1, 0)
+
+
+def _produce(node: int, req: int, acks: int, offset: int, epoch: int, hw: int) -> ProduceHandled:
+    return ProduceHandled(node, req, req, acks, 0, offset, epoch, hw)
+
+
+BROKEN: dict[str, list[Event]] = {
+    "HwBelowLeo": [BrokerRestarted(0, 1, 3)],
+    "LeaderHwMonotonic": [_lead(0, 1), _produce(0, 1, 1, 0, 1, 1), _produce(0, 2, 1, 1, 1, 0)],
+    "LeaderEpochsMonotonic": [LeaderMoved(CONTROLLER, 1, 2, (0, 1), 2), LeaderMoved(CONTROLLER, 0, 1, (0, 1), 3)],
+    "ConsumerReadsBelowHw": [ConsumerFetchHandled(0, 0, -1, 0, (Entry(0, 0, 1),), 0)],
+    "NoCommittedDataLoss": [
+        _lead(0, 0),
+        _produce(0, 1, -1, 0, 0, 0),
+        FetchHandled(0, 5, 1, 0, (), 0, -1, -1, 1, 1),
+        ProduceCompleted(0, 1, 0),
+        _lead(1, 1),
+        _produce(1, 2, 1, 0, 1, 0),
+    ],
+    "NoDivergenceBelowHw": [_lead(0, 0), _produce(0, 1, 1, 0, 0, 1), _lead(1, 1), _produce(1, 2, 1, 0, 1, 1)],
+    "AcksAllCommitted": [_lead(0, 0), _produce(0, 1, -1, 0, 0, 0), ProduceCompleted(0, 1, 0)],
+    "EpochFencing": [_lead(0, 2), ConsumerFetchHandled(0, 0, 1, 0, (), 0)],
+    "HwFrozenBelowMinIsr": [_lead(0, 0, isr=(0,)), _produce(0, 1, 1, 0, 0, 1)],
+}
+"""One trace per invariant that breaks it and no other (trace id = position in this dict)."""
+
+
+def _trace(events: list[Event]) -> Counterexample:
+    verdict = make_verdict("pass", "", "hand-made", -1)
+    return Counterexample(ReplicationConfig(), 0, (), "reference", verdict, (Step(Boot(), tuple(events)),))
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Manifest]:
+    root = tmp_path_factory.mktemp("broken") / "c"
+    clean = [
+        _lead(0, 0),
+        _produce(0, 1, -1, 0, 0, 0),
+        FetchHandled(0, 5, 1, 0, (), 0, -1, -1, 1, 1),
+        ProduceCompleted(0, 1, 0),
+    ]
+    manifest = write_corpus(root, [*(_trace(e) for e in BROKEN.values()), _trace(clean)], buckets=2)
+    return root, manifest
+
+
+def _fired(result: EngineResult) -> dict[int, set[str]]:
+    out: dict[int, set[str]] = {}
+    for invariant, trace, _n, _first in result.counts:
+        out.setdefault(trace, set()).add(invariant)
+    return out
+
+
+def test_every_registered_invariant_has_a_trace_that_breaks_it() -> None:
+    assert list(BROKEN) == list(INVARIANTS)
+
+
+def test_each_broken_trace_fires_exactly_its_invariant_on_duckdb(broken: tuple[Path, Manifest]) -> None:
+    root, manifest = broken
+    fired = _fired(run_duckdb(root, manifest, manifest.buckets))
+    assert fired == {trace: {name} for trace, name in enumerate(BROKEN)}
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    session = spark_session("local[2]")
+    yield session
+    session.stop()
+
+
+def test_spark_and_duckdb_report_the_same_violations(spark: Any, broken: tuple[Path, Manifest], tmp_path: Path) -> None:
+    root, manifest = broken
+    on_spark = run_spark(spark, root, manifest, manifest.buckets, out=tmp_path / "v.parquet")
+    on_duckdb = run_duckdb(root, manifest, manifest.buckets)
+    assert on_spark.counts == on_duckdb.counts
+    assert _fired(on_spark) == {trace: {name} for trace, name in enumerate(BROKEN)}
+    rows = on_spark.violations.to_pylist()
+    loss = next(r for r in rows if r["invariant"] == "NoCommittedDataLoss" and r["wpos"] is not None)
+    witnessed = [json.loads(w) for w in loss["witness_events"]]
+    assert [w["pos"] for w in witnessed] == sorted({loss["pos"], loss["wpos"]})
+    assert witnessed[0]["kind"] == "produce_completed"
+
+
+# --------------------------------------------------------------------------------------------
+# Miner and oracle
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Manifest, OracleResult, EngineResult]:
+    root = tmp_path_factory.mktemp("planted") / "c"
+    manifest = generate(root, PLANTED_PLAN).manifest
+    return root, manifest, run_oracle(root, manifest), run_duckdb(root, manifest, manifest.buckets)
+
+
+def _first_positions(result: EngineResult) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for _invariant, trace, _n, first in result.counts:
+        out[trace] = min(first, out.get(trace, first))
+    return out
+
+
+def test_miner_and_oracle_flag_the_same_traces_at_the_same_event(
+    planted: tuple[Path, Manifest, OracleResult, EngineResult],
+) -> None:
+    _root, manifest, oracle, mined = planted
+    assert len(oracle.verdicts) == len(manifest.traces)
+    assert set(_first_positions(mined)) == oracle.flagged
+    assert _first_positions(mined) == {t: oracle.verdicts[t].position for t in oracle.flagged}
+
+
+def test_planted_mutants_are_found_with_their_trace_ids(
+    planted: tuple[Path, Manifest, OracleResult, EngineResult],
+) -> None:
+    _root, manifest, oracle, mined = planted
+    planted_ids = manifest.planted()
+    misbehaving = {t for t in planted_ids if oracle.verdicts[t].flagged}
+    found = set(_first_positions(mined))
+    assert found == misbehaving, "precision and recall against the oracle must both be 100 %"
+    assert {planted_ids[t][0] for t in misbehaving} == set(PLANTABLE), "every plantable mutant misbehaves somewhere"
+    clean = {t.trace for t in manifest.traces} - set(planted_ids)
+    assert clean and not (clean & (found | oracle.flagged))
+
+
+def test_clean_corpora_give_no_violation(tmp_path: Path) -> None:
+    manifest = generate(tmp_path / "c", Plan(events=8_000, seed=11, trace_events=2_000)).manifest
+    assert not run_duckdb(tmp_path / "c", manifest, manifest.buckets).counts
+    assert not run_oracle(tmp_path / "c", manifest).flagged
+
+
+# --------------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------------
+
+
+def test_mine_cli_writes_report_and_excerpts_that_replay(
+    planted: tuple[Path, Manifest, OracleResult, EngineResult], tmp_path: Path
+) -> None:
+    root, _manifest, oracle, _mined = planted
+    out = tmp_path / "out"
+    assert cli.main(["mine", str(root), "--engine", "duckdb", "--out", str(out), "--excerpts", "2"]) == EXIT_VIOLATION
+    report = json.loads((out / "report.json").read_text())
+    assert {f["trace"] for f in report["flagged_traces"]} == oracle.flagged
+    assert report["exit_code"] == EXIT_VIOLATION and not report["errors"]
+    excerpts = sorted(out.glob("excerpt-trace-*.jsonl"))
+    assert len(excerpts) == 2
+    for path in excerpts:
+        cx = read_counterexample(path)
+        trace = cx.verdict["mined"]["trace"]
+        assert (
+            cx.verdict["kind"] == oracle.verdicts[trace].verdict and cx.verdict["name"] == oracle.verdicts[trace].name
+        )
+        assert cli.main(["replay", str(path), "--model-only"]) == EXIT_VIOLATION
+
+
+def test_mine_cli_exit_codes_for_clean_and_unreadable_corpora(
+    broken: tuple[Path, Manifest], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "clean"
+    write_corpus(root, [_trace([_lead(0, 0)])], buckets=1)
+    assert cli.main(["mine", str(root), "--engine", "duckdb", "--out", str(tmp_path / "o1")]) == EXIT_PASS
+    path = bucket_path(root, EVENTS_DIR, 0)
+    path.write_bytes(path.read_bytes()[:100])
+    assert cli.main(["mine", str(root), "--engine", "duckdb", "--out", str(tmp_path / "o2")]) == EXIT_ERROR
+    report = json.loads((tmp_path / "o2" / "report.json").read_text())
+    assert report["unchecked_traces"] == [0] and str(path) in report["errors"][0]
+    (root / "manifest.json").write_text("{")
+    assert cli.main(["mine", str(root), "--engine", "duckdb", "--out", str(tmp_path / "o3")]) == EXIT_ERROR
+    assert "manifest.json line 1: not valid JSON" in capsys.readouterr().err
+
+
+def test_mine_cli_reports_violations_even_when_part_is_unreadable(
+    broken: tuple[Path, Manifest], tmp_path: Path
+) -> None:
+    root = tmp_path / "c"
+    write_corpus(root, [_trace(e) for e in BROKEN.values()], buckets=2)
+    path = bucket_path(root, EVENTS_DIR, 1)
+    path.write_bytes(b"PAR1 garbage")
+    assert cli.main(["mine", str(root), "--engine", "duckdb", "--out", str(tmp_path / "o")]) == EXIT_VIOLATION
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert report["unchecked_traces"] == [t.trace for t in read_manifest(root).traces if t.bucket == 1]
+    assert {f["trace"] for f in report["flagged_traces"]} == {
+        t.trace for t in read_manifest(root).traces if t.bucket == 0
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Slow tier: Spark at scale and on a cluster master
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_spark_miner_agrees_with_the_oracle_on_the_planted_corpus(
+    spark: Any, planted: tuple[Path, Manifest, OracleResult, EngineResult]
+) -> None:
+    root, manifest, oracle, mined = planted
+    result = run_spark(spark, root, manifest, manifest.buckets)
+    assert result.counts == mined.counts
+    assert set(_first_positions(result)) == oracle.flagged
+
+
+@pytest.mark.slow
+def test_spark_local_cluster_mode_mines_through_executors(broken: tuple[Path, Manifest], tmp_path: Path) -> None:
+    root, _manifest = broken
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kconform.ci.cli",
+            "mine",
+            str(root),
+            "--master",
+            "local-cluster[2,1,1024]",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
+    assert run.returncode == EXIT_VIOLATION, run.stdout + run.stderr
+    report = json.loads((tmp_path / "o" / "report.json").read_text())
+    assert {f["trace"]: set(f["invariants"]) for f in report["flagged_traces"]} == {
+        trace: {name} for trace, name in enumerate(BROKEN)
+    }
+    assert report["engine"] == "spark local-cluster[2,1,1024]"
+
+
+@pytest.mark.slow
+def test_a_million_event_corpus_is_generated_and_mined(spark: Any, tmp_path: Path) -> None:
+    events = 100_000 if SMALL else 1_000_000
+    plan = Plan(events=events, seed=21, trace_events=5_000, plant=(("acks-all-no-wait", 2),))
+    manifest = generate(tmp_path / "c", plan, workers=2).manifest
+    assert manifest.events >= events
+    result = run_spark(spark, tmp_path / "c", manifest, manifest.buckets)
+    assert result.events == manifest.events
+    flagged = {trace for _i, trace, _n, _f in result.counts}
+    assert flagged == set(manifest.planted()), "acks-all-no-wait misbehaves in every trace it is planted in"
+
+
+def test_missing_columns_of_absent_kinds_read_as_null(broken: tuple[Path, Manifest], tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    root, manifest = broken
+    copy = tmp_path / "c"
+    shutil.copytree(root, copy)
+    path = bucket_path(copy, EVENTS_DIR, 0)
+    pq.write_table(pq.read_table(path).drop_columns(["requested_epoch", "end_offset", "now_ms"]), path)
+    assert run_duckdb(copy, manifest, manifest.buckets).counts == run_duckdb(root, manifest, manifest.buckets).counts

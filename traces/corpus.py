@@ -1,0 +1,607 @@
+"""Trace corpora: many traces as one Parquet dataset plus a JSON manifest.
+
+Layout of a corpus directory::
+
+    manifest.json                       format, schema version, one entry per trace
+    events/bucket=K/part-0.parquet      one row per event (wide, typed columns), sorted by (trace, pos)
+    steps/bucket=K/part-0.parquet       one row per step: (trace, step, op as JSON text)
+
+A trace belongs to exactly one bucket (``TraceMeta.bucket``); a bucket is the unit of parallel
+generation and of partition pruning (hive-style ``bucket=K`` directories, readable by Spark, DuckDB
+and pyarrow as a partition column). The event columns are ``schema.KEY_COLUMNS`` then one column per
+distinct event field (``schema.columns()``), null where the row's kind lacks the field; the Parquet
+schema is derived from the event classes, never written by hand (``arrow_schema()``).
+
+Reading validates and names the place of every problem: ``CorpusError`` carries the file and the
+row (0-based row of that Parquet file, or 1-based line of a JSON file) and the message. Readers that
+go over many files (``read_traces``) collect per-file errors and go on with the other files, so what
+could be checked is checked and reported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from kconform.model.config import ConfigError, ReplicationConfig
+from kconform.traces.atomicfile import atomic_text_writer, atomic_write_bytes
+from kconform.traces.counterexample import Counterexample, Step, make_verdict
+from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, Entry, Event
+from kconform.traces.operations import OperationDecodeError, operation_from_json
+from kconform.traces.schema import (
+    KEY_COLUMNS,
+    Column,
+    SchemaVersionError,
+    check_schema_version,
+    columns,
+    event_fields,
+)
+
+FORMAT = "kconform-corpus"
+"""The ``format`` marker of every manifest."""
+
+MANIFEST = "manifest.json"
+EVENTS_DIR = "events"
+STEPS_DIR = "steps"
+
+ENTRY_TYPE = pa.struct([("offset", pa.int64()), ("epoch", pa.int64()), ("rid", pa.int64())])
+_ARROW_TYPES: dict[str, pa.DataType] = {
+    "int": pa.int64(),
+    "bool": pa.bool_(),
+    "str": pa.string(),
+    "tuple[int, ...]": pa.list_(pa.int64()),
+    "tuple[Entry, ...]": pa.list_(ENTRY_TYPE),
+}
+_KEY_TYPES: dict[str, pa.DataType] = {
+    "trace": pa.int64(),
+    "pos": pa.int64(),
+    "step": pa.int64(),
+    "kind": pa.string(),
+    "node": pa.int64(),
+}
+STEPS_SCHEMA = pa.schema([("trace", pa.int64()), ("step", pa.int64()), ("op", pa.string())])
+
+
+class CorpusError(ValueError):
+    """A corpus (or a file of it) that cannot be read: ``path``, ``row`` (0-based Parquet row or
+    1-based JSON line; None for the file as a whole) and what is wrong."""
+
+    def __init__(self, path: str | os.PathLike[str], row: int | None, message: str, unit: str = "row") -> None:
+        self.path = os.fspath(path)
+        self.row = row
+        self.unit = unit
+        self.message = message
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        where = self.path if self.row is None else f"{self.path} {self.unit} {self.row}"
+        return f"{where}: {self.message}"
+
+
+def arrow_schema() -> pa.Schema:
+    """The Parquet schema of ``events/``: key columns, then every event field column (nullable)."""
+    fields = [pa.field(name, _KEY_TYPES[name], nullable=False) for name in KEY_COLUMNS]
+    fields += [pa.field(c.name, _ARROW_TYPES[c.type]) for c in columns()]
+    return pa.schema(fields)
+
+
+# --------------------------------------------------------------------------------------------
+# Manifest
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TraceMeta:
+    """One trace of a corpus: how it was produced and how big it is.
+
+    ``config`` is ``ReplicationConfig.to_json()``; ``mutants`` the mutants switched on (a planted
+    trace has some); ``events``/``steps`` count its rows; ``verdict`` is the verdict a JSON Lines
+    source file recorded (None for generated traces: nobody judged them yet)."""
+
+    trace: int
+    bucket: int
+    seed: int
+    config: dict[str, Any]
+    mutants: tuple[str, ...]
+    events: int
+    steps: int
+    implementation: str = "reference"
+    verdict: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "trace": self.trace,
+            "bucket": self.bucket,
+            "seed": self.seed,
+            "config": self.config,
+            "mutants": list(self.mutants),
+            "events": self.events,
+            "steps": self.steps,
+            "implementation": self.implementation,
+        }
+        if self.verdict is not None:
+            out["verdict"] = self.verdict
+        return out
+
+    def replication_config(self) -> ReplicationConfig:
+        return ReplicationConfig.from_json(self.config)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The manifest of a corpus: schema version, traces (sorted by id), and free-form
+    ``generator`` facts (seed, workload, planted mutants, timing)."""
+
+    traces: tuple[TraceMeta, ...]
+    generator: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def events(self) -> int:
+        return sum(t.events for t in self.traces)
+
+    @property
+    def buckets(self) -> tuple[int, ...]:
+        return tuple(sorted({t.bucket for t in self.traces}))
+
+    def by_trace(self) -> dict[int, TraceMeta]:
+        return {t.trace: t for t in self.traces}
+
+    def planted(self) -> dict[int, tuple[str, ...]]:
+        """Trace id → mutants, for the traces that carry any."""
+        return {t.trace: t.mutants for t in self.traces if t.mutants}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "schema_version": self.schema_version,
+            "events": self.events,
+            "generator": self.generator,
+            "traces": [t.to_json() for t in self.traces],
+        }
+
+
+def write_manifest(root: str | os.PathLike[str], manifest: Manifest) -> None:
+    """Write ``root/manifest.json`` atomically (written last: a corpus without it is incomplete)."""
+    with atomic_text_writer(Path(root) / MANIFEST) as f:
+        json.dump(manifest.to_json(), f, indent=1)
+        f.write("\n")
+
+
+def read_manifest(root: str | os.PathLike[str]) -> Manifest:
+    """Read and validate ``root/manifest.json``; CorpusError names the file and the problem
+    (missing, not JSON, not a corpus, unsupported schema version, a bad trace entry)."""
+    path = Path(root) / MANIFEST
+    if not Path(root).is_dir():
+        raise CorpusError(root, None, "not a corpus directory (it does not exist or is not a directory)")
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CorpusError(path, None, f"missing: {root} is not a complete corpus (no {MANIFEST})") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise CorpusError(path, None, f"cannot read: {e}") from None
+    except json.JSONDecodeError as e:
+        raise CorpusError(path, e.lineno, f"not valid JSON: {e.msg}", unit="line") from None
+    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+        got = obj.get("format") if isinstance(obj, dict) else type(obj).__name__
+        raise CorpusError(path, None, f"not a {FORMAT} manifest (format {got!r})")
+    try:
+        version = check_schema_version(obj.get("schema_version"), str(path))
+    except SchemaVersionError as e:
+        raise CorpusError(path, None, str(e).removeprefix(f"{path}: ")) from None
+    traces = obj.get("traces")
+    if not isinstance(traces, list):
+        raise CorpusError(path, None, "'traces' should be a list of trace entries")
+    metas = tuple(_trace_meta(path, i, t) for i, t in enumerate(traces))
+    ids = [m.trace for m in metas]
+    if len(set(ids)) != len(ids):
+        raise CorpusError(path, None, "trace ids are not unique")
+    generator = obj.get("generator", {})
+    if not isinstance(generator, dict):
+        raise CorpusError(path, None, "'generator' should be an object")
+    return Manifest(tuple(sorted(metas, key=lambda m: m.trace)), generator, version)
+
+
+def _trace_meta(path: Path, index: int, obj: Any) -> TraceMeta:
+    def fail(message: str) -> CorpusError:
+        return CorpusError(path, None, f"traces[{index}]: {message}")
+
+    if not isinstance(obj, dict):
+        raise fail("a trace entry is a JSON object")
+    ints = {}
+    for key in ("trace", "bucket", "seed", "events", "steps"):
+        value = obj.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or (key != "seed" and value < 0):
+            raise fail(f"{key!r} should be a non-negative integer, got {value!r}")
+        ints[key] = value
+    mutants = obj.get("mutants")
+    if not (isinstance(mutants, list) and all(isinstance(m, str) for m in mutants)):
+        raise fail(f"'mutants' should be a list of names, got {mutants!r}")
+    implementation = obj.get("implementation", "reference")
+    if not isinstance(implementation, str):
+        raise fail("'implementation' should be a string")
+    try:
+        ReplicationConfig.from_json(obj.get("config"))
+    except ConfigError as e:
+        raise fail(f"bad config: {e}") from None
+    verdict = obj.get("verdict")
+    if verdict is not None and not isinstance(verdict, dict):
+        raise fail("'verdict' should be an object")
+    return TraceMeta(
+        trace=ints["trace"],
+        bucket=ints["bucket"],
+        seed=ints["seed"],
+        config=obj["config"],
+        mutants=tuple(mutants),
+        events=ints["events"],
+        steps=ints["steps"],
+        implementation=implementation,
+        verdict=verdict,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Writing
+# --------------------------------------------------------------------------------------------
+
+
+def bucket_path(root: str | os.PathLike[str], table: str, bucket: int) -> Path:
+    """The one Parquet file of ``bucket`` in ``table`` (EVENTS_DIR or STEPS_DIR)."""
+    return Path(root) / table / f"bucket={bucket}" / "part-0.parquet"
+
+
+class TableBuilder:
+    """Collects the events and steps of many traces into column lists; ``tables()`` turns them
+    into the two Arrow tables. Per event only the kind's own fields are touched (columns are
+    built per kind and null-filled), which keeps generation cheap."""
+
+    def __init__(self) -> None:
+        self._cols = columns()
+        self._fields = {kind: tuple(name for name, _ in event_fields(cls)) for kind, cls in EVENT_TYPES.items()}
+        self._rows: dict[str, list[tuple[int, int, int, Event]]] = {}
+        self._pending = 0
+        self._parts: list[pa.Table] = []
+        self._steps: tuple[list[int], list[int], list[str]] = ([], [], [])
+
+    FLUSH_ROWS = 200_000
+    """Events held as Python objects before they are turned into Arrow columns (bounds memory)."""
+
+    def add_step(self, trace: int, step: int, op_json: str) -> None:
+        self._steps[0].append(trace)
+        self._steps[1].append(step)
+        self._steps[2].append(op_json)
+
+    def add_event(self, trace: int, pos: int, step: int, event: Event) -> None:
+        self._rows.setdefault(event.kind, []).append((trace, pos, step, event))
+        self._pending += 1
+        if self._pending >= self.FLUSH_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        schema = arrow_schema()
+        self._parts.extend(self._kind_table(kind, rows, schema) for kind, rows in self._rows.items() if rows)
+        self._rows = {}
+        self._pending = 0
+
+    def add_trace(self, trace: int, steps: Sequence[Step]) -> tuple[int, int]:
+        """Add every step and event of one trace; returns (events, steps) added."""
+        pos = 0
+        for index, step in enumerate(steps):
+            self.add_step(trace, index, json.dumps(step.op.to_json(), separators=(",", ":")))
+            for event in step.events:
+                self.add_event(trace, pos, index, event)
+                pos += 1
+        return pos, len(steps)
+
+    def tables(self) -> tuple[pa.Table, pa.Table]:
+        """(events, steps) as Arrow tables with ``arrow_schema()`` / STEPS_SCHEMA, sorted by trace
+        then position / step."""
+        schema = arrow_schema()
+        self._flush()
+        parts, self._parts = self._parts, []
+        events = pa.concat_tables(parts) if parts else schema.empty_table()
+        events = events.sort_by([("trace", "ascending"), ("pos", "ascending")])
+        steps = pa.table(
+            [pa.array(self._steps[0], pa.int64()), pa.array(self._steps[1], pa.int64()), pa.array(self._steps[2])],
+            schema=STEPS_SCHEMA,
+        ).sort_by([("trace", "ascending"), ("step", "ascending")])
+        return events, steps
+
+    def _kind_table(self, kind: str, rows: list[tuple[int, int, int, Event]], schema: pa.Schema) -> pa.Table:
+        n = len(rows)
+        own = set(self._fields[kind])
+        arrays: list[pa.Array] = [
+            pa.array([r[0] for r in rows], pa.int64()),
+            pa.array([r[1] for r in rows], pa.int64()),
+            pa.array([r[2] for r in rows], pa.int64()),
+            pa.array([kind] * n, pa.string()),
+            pa.array([r[3].node for r in rows], pa.int64()),
+        ]
+        for col in self._cols:
+            typ = _ARROW_TYPES[col.type]
+            if col.name not in own:
+                arrays.append(pa.nulls(n, typ))
+                continue
+            values = [getattr(r[3], col.name) for r in rows]
+            arrays.append(_to_arrow(col, values))
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _to_arrow(col: Column, values: list[Any]) -> pa.Array:
+    if col.type == "tuple[Entry, ...]":
+        offsets = [0]
+        flat: list[Entry] = []
+        for value in values:
+            flat.extend(value)
+            offsets.append(len(flat))
+        struct = pa.StructArray.from_arrays(
+            [
+                pa.array([e.offset for e in flat], pa.int64()),
+                pa.array([e.epoch for e in flat], pa.int64()),
+                pa.array([e.rid for e in flat], pa.int64()),
+            ],
+            fields=list(ENTRY_TYPE),
+        )
+        return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct, type=pa.list_(ENTRY_TYPE))
+    if col.type == "tuple[int, ...]":
+        return pa.array([list(v) for v in values], pa.list_(pa.int64()))
+    return pa.array(values, _ARROW_TYPES[col.type])
+
+
+def write_bucket(root: str | os.PathLike[str], bucket: int, builder: TableBuilder) -> int:
+    """Write one bucket's events and steps files atomically; returns the number of event rows."""
+    events, steps = builder.tables()
+    for table, data in ((EVENTS_DIR, events), (STEPS_DIR, steps)):
+        path = bucket_path(root, table, bucket)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sink = pa.BufferOutputStream()
+        pq.write_table(data, sink, compression="zstd", row_group_size=1 << 20)
+        atomic_write_bytes(path, sink.getvalue().to_pybytes())
+    return int(events.num_rows)
+
+
+def write_corpus(
+    root: str | os.PathLike[str],
+    traces: Sequence[Counterexample],
+    buckets: int = 1,
+    generator: dict[str, Any] | None = None,
+) -> Manifest:
+    """Write ``traces`` (trace ids 0, 1, ... in order; trace i in bucket i % buckets) as a corpus;
+    returns its manifest."""
+    Path(root).mkdir(parents=True, exist_ok=True)
+    builders = [TableBuilder() for _ in range(buckets)]
+    metas = []
+    for trace, cx in enumerate(traces):
+        bucket = trace % buckets
+        n_events, n_steps = builders[bucket].add_trace(trace, _with_boot(cx))
+        metas.append(
+            TraceMeta(
+                trace,
+                bucket,
+                cx.seed,
+                cx.config.to_json(),
+                cx.mutants,
+                n_events,
+                n_steps,
+                cx.implementation,
+                cx.verdict,
+            )
+        )
+    for bucket, builder in enumerate(builders):
+        write_bucket(root, bucket, builder)
+    manifest = Manifest(tuple(metas), generator or {})
+    write_manifest(root, manifest)
+    return manifest
+
+
+def _with_boot(cx: Counterexample) -> tuple[Step, ...]:
+    """The steps of ``cx`` with the header's init events folded into a leading boot step."""
+    if not cx.init_events:
+        return cx.steps
+    from kconform.traces.operations import Boot
+
+    if cx.steps and isinstance(cx.steps[0].op, Boot):
+        return (Step(Boot(), cx.init_events + cx.steps[0].events), *cx.steps[1:])
+    return (Step(Boot(), cx.init_events), *cx.steps)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+# --------------------------------------------------------------------------------------------
+
+
+def check_file_schema(path: str | os.PathLike[str], schema: pa.Schema, expected: pa.Schema) -> None:
+    """CorpusError unless every key column is present and every column has the expected type.
+    Event-field columns may be missing (a corpus written before an event kind existed has no
+    columns for it; readers see nulls); unknown columns are an error (they would be ignored)."""
+    for f in expected:
+        index = schema.get_field_index(f.name)
+        if index < 0:
+            if f.name in KEY_COLUMNS or f.name in STEPS_SCHEMA.names:
+                raise CorpusError(path, None, f"column {f.name!r} ({f.type}) is missing")
+            continue
+        got = schema.field(index).type
+        if not got.equals(f.type):
+            raise CorpusError(path, None, f"column {f.name!r} has type {got}, expected {f.type}")
+    extra = sorted(set(schema.names) - set(expected.names) - {"bucket"})
+    if extra:
+        raise CorpusError(path, None, f"unknown column(s) {extra} (written by a newer kconform?)")
+
+
+def open_parquet(path: str | os.PathLike[str], expected: pa.Schema) -> pq.ParquetFile:
+    """Open one Parquet file and check its schema from the footer (a truncated or non-Parquet file
+    fails here, before any row is read)."""
+    try:
+        pf = pq.ParquetFile(path)
+    except FileNotFoundError:
+        raise CorpusError(path, None, "missing (listed in the manifest, not on disk)") from None
+    except (OSError, pa.ArrowException) as e:
+        raise CorpusError(path, None, f"not a readable Parquet file (truncated or corrupt?): {e}") from None
+    check_file_schema(path, pf.schema_arrow, expected)
+    return pf
+
+
+def check_corpus_files(root: str | os.PathLike[str], manifest: Manifest) -> tuple[list[int], list[CorpusError]]:
+    """Footer-level check of every bucket's events and steps file: (readable buckets, errors)."""
+    good: list[int] = []
+    errors: list[CorpusError] = []
+    for bucket in manifest.buckets:
+        try:
+            pf = open_parquet(bucket_path(root, EVENTS_DIR, bucket), arrow_schema())
+            open_parquet(bucket_path(root, STEPS_DIR, bucket), STEPS_SCHEMA)
+        except CorpusError as e:
+            errors.append(e)
+            continue
+        expected = sum(t.events for t in manifest.traces if t.bucket == bucket)
+        if pf.metadata.num_rows != expected:
+            errors.append(
+                CorpusError(
+                    bucket_path(root, EVENTS_DIR, bucket),
+                    None,
+                    f"{pf.metadata.num_rows} rows, the manifest says its traces have {expected} events",
+                )
+            )
+            continue
+        good.append(bucket)
+    return good, errors
+
+
+def present_columns(root: str | os.PathLike[str], buckets: Iterable[int]) -> set[str]:
+    """The event-table columns present in at least one of the buckets' files (footers only)."""
+    names: set[str] = set()
+    for bucket in buckets:
+        names.update(pq.read_schema(bucket_path(root, EVENTS_DIR, bucket)).names)
+    return names
+
+
+@dataclass
+class ReadReport:
+    """What a multi-file read got through: traces read, and the errors of the files it skipped."""
+
+    traces_read: int = 0
+    events_read: int = 0
+    errors: list[CorpusError] = field(default_factory=list)
+    skipped_traces: list[int] = field(default_factory=list)
+
+
+def read_traces(
+    root: str | os.PathLike[str], manifest: Manifest, report: ReadReport, traces: Iterable[int] | None = None
+) -> Iterator[tuple[TraceMeta, Counterexample]]:
+    """Every trace of the corpus (or the listed ids) with its manifest entry, as a Counterexample with
+    verdict "pass" (or the recorded one), in bucket order, then trace order. A bucket file that cannot be read, or a row
+    that is not a valid event, is recorded in ``report.errors`` (file and row) and its traces are
+    skipped; the other buckets are still read."""
+    wanted = None if traces is None else set(traces)
+    metas = manifest.by_trace()
+    for bucket in manifest.buckets:
+        ids = [t.trace for t in manifest.traces if t.bucket == bucket and (wanted is None or t.trace in wanted)]
+        if not ids:
+            continue
+        try:
+            cxs = _read_bucket(root, bucket, {i: metas[i] for i in ids})
+        except CorpusError as e:
+            report.errors.append(e)
+            report.skipped_traces.extend(ids)
+            continue
+        for trace, cx in zip(ids, cxs, strict=True):
+            report.traces_read += 1
+            report.events_read += sum(len(s.events) for s in cx.steps)
+            yield metas[trace], cx
+
+
+def _read_bucket(root: str | os.PathLike[str], bucket: int, metas: dict[int, TraceMeta]) -> list[Counterexample]:
+    events_path = bucket_path(root, EVENTS_DIR, bucket)
+    steps_path = bucket_path(root, STEPS_DIR, bucket)
+    ev_file = open_parquet(events_path, arrow_schema())
+    st_file = open_parquet(steps_path, STEPS_SCHEMA)
+    try:
+        ev_table = ev_file.read()
+        st_table = st_file.read()
+    except (OSError, pa.ArrowException) as e:
+        raise CorpusError(events_path, None, f"cannot read the rows (truncated or corrupt?): {e}") from None
+    ops: dict[int, list[Any]] = {t: [] for t in metas}
+    for row, (trace, step, op_text) in enumerate(
+        zip(st_table["trace"].to_pylist(), st_table["step"].to_pylist(), st_table["op"].to_pylist(), strict=True)
+    ):
+        if trace not in ops:
+            continue
+        if step != len(ops[trace]):
+            raise CorpusError(steps_path, row, f"trace {trace}: expected step {len(ops[trace])}, got {step}")
+        try:
+            ops[trace].append(operation_from_json(json.loads(op_text)))
+        except (json.JSONDecodeError, TypeError, OperationDecodeError) as e:
+            raise CorpusError(steps_path, row, f"trace {trace} step {step}: bad operation: {e}") from None
+    events: dict[int, list[list[Event]]] = {t: [[] for _ in ops[t]] for t in metas}
+    decoder = RowDecoder(events_path)
+    last_pos: dict[int, int] = {}
+    last_step: dict[int, int] = {}
+    for row, values in enumerate(ev_table.to_pylist()):
+        trace = values["trace"]
+        if trace not in events:
+            continue
+        pos = values["pos"]
+        if pos != last_pos.get(trace, -1) + 1:
+            raise CorpusError(
+                events_path, row, f"trace {trace}: expected position {last_pos.get(trace, -1) + 1}, got {pos}"
+            )
+        last_pos[trace] = pos
+        step = values["step"]
+        if not 0 <= step < len(events[trace]) or step < last_step.get(trace, 0):
+            raise CorpusError(events_path, row, f"trace {trace} position {pos}: step {step} out of order or unknown")
+        last_step[trace] = step
+        events[trace][step].append(decoder.decode(row, values))
+    out = []
+    for trace, meta in metas.items():
+        if last_pos.get(trace, -1) + 1 != meta.events:
+            raise CorpusError(
+                events_path, None, f"trace {trace}: {last_pos.get(trace, -1) + 1} events, manifest says {meta.events}"
+            )
+        steps = tuple(Step(op, tuple(evs)) for op, evs in zip(ops[trace], events[trace], strict=True))
+        verdict = meta.verdict or make_verdict("pass", "", "recorded trace from a corpus; not judged", -1)
+        out.append(
+            Counterexample(
+                config=meta.replication_config(),
+                seed=meta.seed,
+                mutants=meta.mutants,
+                implementation=meta.implementation,
+                verdict=verdict,
+                steps=steps,
+            )
+        )
+    return out
+
+
+class RowDecoder:
+    """Turns a row dict of the events table back into an Event, or raises CorpusError(file, row)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = path
+        self._fields = {kind: event_fields(cls) for kind, cls in EVENT_TYPES.items()}
+
+    def decode(self, row: int, values: dict[str, Any]) -> Event:
+        kind = values.get("kind")
+        cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
+        if cls is None:
+            raise CorpusError(self.path, row, f"unknown event kind {kind!r} (known: {', '.join(sorted(EVENT_TYPES))})")
+        kwargs: dict[str, Any] = {}
+        for name, typ in self._fields[cls.kind]:
+            value = values.get(name)
+            if value is None:
+                raise CorpusError(self.path, row, f"{kind}: field {name!r} is null")
+            if typ == "tuple[int, ...]":
+                if None in value:
+                    raise CorpusError(self.path, row, f"{kind}: field {name!r} holds a null")
+                value = tuple(value)
+            elif typ == "tuple[Entry, ...]":
+                if any(e is None or None in (e["offset"], e["epoch"], e["rid"]) for e in value):
+                    raise CorpusError(self.path, row, f"{kind}: field {name!r} holds a null entry or entry field")
+                value = tuple(Entry(e["offset"], e["epoch"], e["rid"]) for e in value)
+            kwargs[name] = value
+        return cls(**kwargs)

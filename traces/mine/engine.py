@@ -1,0 +1,282 @@
+"""Running the miner's SQL: on Spark (the miner, any master) and on DuckDB (the benchmark's baseline).
+
+Both engines build the same views (kconform.traces.mine.invariants) over the readable buckets of
+a corpus and run the same union of invariant queries. Spark additionally repartitions the events by
+trace once, so that every later window, join and aggregation (all keyed by trace first) runs
+without another shuffle of the whole corpus; only violations (and per-invariant, per-trace counts)
+come back to the driver.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from kconform.traces.corpus import EVENTS_DIR, Manifest, arrow_schema, bucket_path, present_columns
+from kconform.traces.events import EVENT_TYPES
+from kconform.traces.mine.invariants import INVARIANTS, RESERVED_COLUMNS, view_sql, violations_sql
+from kconform.traces.schema import event_fields
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+VIOLATION_COLUMNS = ("invariant", "trace", "pos", "wpos", "detail")
+
+
+def traces_table(manifest: Manifest) -> pa.Table:
+    """The ``tr`` view: per trace its effective min ISR and whether its configuration permits no loss."""
+    rows: dict[str, list[Any]] = {"trace": [], "min_isr": [], "strict": []}
+    for t in manifest.traces:
+        cfg = t.replication_config()
+        rows["trace"].append(t.trace)
+        rows["min_isr"].append(cfg.effective_min_isr)
+        rows["strict"].append(not cfg.unclean_leader_election and cfg.flush_interval_ms == 0)
+    return pa.table(
+        {
+            "trace": pa.array(rows["trace"], pa.int64()),
+            "min_isr": pa.array(rows["min_isr"], pa.int64()),
+            "strict": pa.array(rows["strict"], pa.bool_()),
+        }
+    )
+
+
+def column(name: str) -> str:
+    """The name of event field ``name`` in the ``ev`` view (SQL keywords get a trailing ``_``)."""
+    return f"{name}_" if name in RESERVED_COLUMNS else name
+
+
+_SQL_TYPES: dict[str, dict[str, str]] = {
+    "spark": {
+        "int64": "BIGINT",
+        "bool": "BOOLEAN",
+        "string": "STRING",
+        "list<element: int64>": "ARRAY<BIGINT>",
+        "entries": "ARRAY<STRUCT<offset: BIGINT, epoch: BIGINT, rid: BIGINT>>",
+    },
+    "duckdb": {
+        "int64": "BIGINT",
+        "bool": "BOOLEAN",
+        "string": "VARCHAR",
+        "list<element: int64>": "BIGINT[]",
+        "entries": 'STRUCT("offset" BIGINT, epoch BIGINT, rid BIGINT)[]',
+    },
+}
+
+
+def ev_select(dialect: str, present: set[str] | None = None) -> str:
+    """The select list that exposes a corpus' columns as the ``ev`` view: keywords renamed, and a
+    typed NULL for every event-field column the files lack (``present``: the columns they have)."""
+    quote = "`" if dialect == "spark" else '"'
+    out = []
+    for f in arrow_schema():
+        if present is not None and f.name not in present:
+            typ = "entries" if pa.types.is_list(f.type) and pa.types.is_struct(f.type.value_type) else str(f.type)
+            out.append(f"CAST(NULL AS {_SQL_TYPES[dialect][typ]}) AS {column(f.name)}")
+        else:
+            out.append(f"{quote}{f.name}{quote} AS {column(f.name)}")
+    return ", ".join(out)
+
+
+def bad_rows_sql() -> str:
+    """A query over ``ev`` for rows that are no valid event: an unknown kind, or a null field the
+    kind requires. Generated from the event classes."""
+    arms = []
+    for kind, cls in sorted(EVENT_TYPES.items()):
+        nulls = " OR ".join(f"{column(name)} IS NULL" for name, _ in event_fields(cls) if name != "node")
+        arms.append(f"WHEN '{kind}' THEN {nulls or 'FALSE'}")
+    return f"""
+        SELECT trace, pos, kind FROM ev
+        WHERE CASE kind {" ".join(arms)} ELSE TRUE END"""
+
+
+@dataclass
+class EngineResult:
+    """What one engine run produced: the violations (Arrow, at most ``limit`` rows are kept in full),
+    counts per (invariant, trace), rows that were not valid events, and the seconds spent."""
+
+    violations: pa.Table
+    counts: list[tuple[str, int, int, int]] = field(default_factory=list)
+    """(invariant, trace, violations, first position) for every flagged (invariant, trace)."""
+    bad_rows: list[tuple[int, int, str]] = field(default_factory=list)
+    events: int = 0
+    seconds: float = 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# Spark
+# --------------------------------------------------------------------------------------------
+
+
+def spark_session(master: str = "local[*]", conf: dict[str, str] | None = None) -> SparkSession:
+    """A SparkSession for mining (no UI, quiet logs, modest shuffle parallelism); reuses a running one."""
+    os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", _python()))
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master(master)
+        .appName("kconform-mine")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "8")
+        .config("spark.sql.adaptive.enabled", "true")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "2g")
+    )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _python() -> str:
+    import sys
+
+    return sys.executable
+
+
+def run_spark(
+    spark: SparkSession,
+    root: str | os.PathLike[str],
+    manifest: Manifest,
+    buckets: Sequence[int],
+    names: list[str] | None = None,
+    out: Path | None = None,
+    keep: int = 10_000,
+) -> EngineResult:
+    """Mine the given buckets of the corpus with Spark; write the violations Parquet (with witness
+    events) to ``out`` if given; keep at most ``keep`` violations in the returned table."""
+    started = time.perf_counter()
+    paths = [str(bucket_path(root, EVENTS_DIR, b)) for b in buckets]
+    parallelism = int(spark.conf.get("spark.sql.shuffle.partitions") or "8")
+    spark.read.option("mergeSchema", "true").parquet(*paths).createOrReplaceTempView("ev_file")
+    select = ev_select("spark", present_columns(root, buckets))
+    spark.sql(f"SELECT {select} FROM ev_file").createOrReplaceTempView("ev_scan")
+    bad = [
+        (int(r["trace"]), int(r["pos"]), str(r["kind"]))
+        for r in spark.sql(bad_rows_sql().replace("FROM ev", "FROM ev_scan")).collect()
+    ]
+    bad_traces = sorted({t for t, _, _ in bad})
+    scan = spark.table("ev_scan")
+    good = scan.where(~scan["trace"].isin(bad_traces)) if bad_traces else scan
+    good.createOrReplaceTempView("ev_good")
+    # One shuffle of the corpus: every later window, join and aggregation is keyed by trace first.
+    good.repartition(parallelism, "trace").createOrReplaceTempView("ev")
+    # A VALUES relation, not createDataFrame: no Python worker runs anywhere in the job.
+    tr = traces_table(manifest)
+    rows = zip(tr["trace"].to_pylist(), tr["min_isr"].to_pylist(), tr["strict"].to_pylist(), strict=True)
+    values = ", ".join(f"({t}, {m}, {str(s).lower()})" for t, m, s in rows)
+    spark.sql(f"SELECT * FROM VALUES {values} AS tr(trace, min_isr, strict)").createOrReplaceTempView("tr")
+    persisted: list[DataFrame] = []
+    for name, sql in view_sql("spark"):
+        df = spark.sql(sql)
+        if name in ("st", "ent"):
+            df = df.persist()
+            persisted.append(df)
+        df.createOrReplaceTempView(name)
+    spark.table("st").count()  # materialise the cached state once; every invariant reads it
+    spark.sql(violations_sql("spark", names)).createOrReplaceTempView("violations")
+    # Witness events come from the unshuffled scan: the few violations are broadcast to it.
+    witnessed = spark.sql(
+        """
+        SELECT v.invariant, v.trace, v.pos, v.wpos, v.detail,
+          transform(sort_array(collect_list(struct(e.pos AS p, to_json(struct(e.*)) AS j))), x -> x.j) AS witness_events
+        FROM (SELECT *, wp FROM (SELECT *, monotonically_increasing_id() AS vid FROM violations)
+              LATERAL VIEW explode(array(pos, wpos)) t AS wp) v
+        JOIN ev_good e ON e.trace = v.trace AND e.pos = v.wp
+        GROUP BY v.vid, v.invariant, v.trace, v.pos, v.wpos, v.detail"""
+    )
+    with tempfile.TemporaryDirectory(prefix="kconform-violations-") as tmp:
+        target = str(out) if out is not None else os.path.join(tmp, "violations.parquet")
+        witnessed.coalesce(1).write.mode("overwrite").parquet(target)
+        table = pq.read_table(target).sort_by(
+            [("trace", "ascending"), ("pos", "ascending"), ("invariant", "ascending")]
+        )
+    for df in persisted:
+        df.unpersist()
+    counts = _counts(table)
+    events = sum(t.events for t in manifest.traces if t.bucket in set(buckets) and t.trace not in set(bad_traces))
+    return EngineResult(table.slice(0, keep), counts, bad, events, time.perf_counter() - started)
+
+
+def _counts(table: pa.Table) -> list[tuple[str, int, int, int]]:
+    """(invariant, trace, violations, first position) per flagged (invariant, trace), by trace."""
+    if table.num_rows == 0:
+        return []
+    grouped = table.group_by(["invariant", "trace"]).aggregate([("pos", "count"), ("pos", "min")])
+    rows = zip(
+        grouped["invariant"].to_pylist(),
+        grouped["trace"].to_pylist(),
+        grouped["pos_count"].to_pylist(),
+        grouped["pos_min"].to_pylist(),
+        strict=True,
+    )
+    return sorted(((str(i), int(t), int(n), int(p)) for i, t, n, p in rows), key=lambda c: (c[1], c[0]))
+
+
+def _empty_violations() -> pa.Table:
+    return pa.table(
+        {
+            "invariant": pa.array([], pa.string()),
+            "trace": pa.array([], pa.int64()),
+            "pos": pa.array([], pa.int64()),
+            "wpos": pa.array([], pa.int64()),
+            "detail": pa.array([], pa.string()),
+            "witness_events": pa.array([], pa.list_(pa.string())),
+        }
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# DuckDB
+# --------------------------------------------------------------------------------------------
+
+
+def run_duckdb(
+    root: str | os.PathLike[str],
+    manifest: Manifest,
+    buckets: Sequence[int],
+    names: list[str] | None = None,
+    threads: int | None = None,
+) -> EngineResult:
+    """The same invariants as SQL on DuckDB over the same Parquet files (benchmark baseline and a
+    cross-check of the Spark dialect): returns violations without witness events."""
+    import duckdb
+
+    started = time.perf_counter()
+    con = duckdb.connect()
+    if threads is not None:
+        con.execute(f"SET threads = {int(threads)}")
+    paths = ", ".join(f"'{bucket_path(root, EVENTS_DIR, b)}'" for b in buckets)
+    select = ev_select("duckdb", present_columns(root, buckets))
+    con.execute(f"CREATE VIEW ev AS SELECT {select} FROM read_parquet([{paths}], union_by_name = true)")
+    tr = traces_table(manifest)
+    con.register("tr", tr)
+    bad = [(int(t), int(p), str(k)) for t, p, k in con.execute(bad_rows_sql()).fetchall()]
+    if bad:
+        con.execute(
+            f"CREATE OR REPLACE VIEW ev AS SELECT {select} FROM read_parquet([{paths}], union_by_name = true) "
+            "WHERE trace NOT IN "
+            f"({', '.join(str(t) for t in sorted({t for t, _, _ in bad}))})"
+        )
+    for name, sql in view_sql("duckdb"):
+        kind = "TABLE" if name in ("st", "ent") else "VIEW"
+        con.execute(f"CREATE {kind} {name} AS {sql}")
+    table = con.sql(
+        f"SELECT * FROM ({violations_sql('duckdb', names)}) ORDER BY trace, pos, invariant"
+    ).to_arrow_table()
+    events = sum(t.events for t in manifest.traces if t.bucket in set(buckets))
+    con.close()
+    return EngineResult(table, _counts(table), bad, events, time.perf_counter() - started)
+
+
+def known_invariants() -> list[str]:
+    return list(INVARIANTS)
