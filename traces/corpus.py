@@ -30,10 +30,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kconform.model.config import ConfigError, ReplicationConfig
+from kconform.model.config import ConfigError
+from kconform.model.configs import AnyConfig, config_from_json
 from kconform.traces.atomicfile import atomic_text_writer, atomic_write_bytes
 from kconform.traces.counterexample import Counterexample, Step, make_verdict
-from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, Entry, Event
+from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, Event
 from kconform.traces.operations import OperationDecodeError, operation_from_json
 from kconform.traces.schema import (
     KEY_COLUMNS,
@@ -42,6 +43,8 @@ from kconform.traces.schema import (
     check_schema_version,
     columns,
     event_fields,
+    struct_class,
+    struct_fields,
 )
 
 FORMAT = "kconform-corpus"
@@ -51,14 +54,21 @@ MANIFEST = "manifest.json"
 EVENTS_DIR = "events"
 STEPS_DIR = "steps"
 
-ENTRY_TYPE = pa.struct([("offset", pa.int64()), ("epoch", pa.int64()), ("rid", pa.int64())])
-_ARROW_TYPES: dict[str, pa.DataType] = {
-    "int": pa.int64(),
-    "bool": pa.bool_(),
-    "str": pa.string(),
-    "tuple[int, ...]": pa.list_(pa.int64()),
-    "tuple[Entry, ...]": pa.list_(ENTRY_TYPE),
-}
+_ARROW_SCALARS: dict[str, pa.DataType] = {"int": pa.int64(), "bool": pa.bool_(), "str": pa.string()}
+
+
+def arrow_type(typ: str) -> pa.DataType:
+    """The Arrow type of an event field annotation: int64, bool, string, a list of one of those, or
+    a list of structs (one struct field per field of the dataclass, e.g. ``Entry``)."""
+    if typ in _ARROW_SCALARS:
+        return _ARROW_SCALARS[typ]
+    cls = struct_class(typ)
+    if cls is not None:
+        return pa.list_(pa.struct([(n, _ARROW_SCALARS[t]) for n, t in struct_fields(cls)]))
+    return pa.list_(_ARROW_SCALARS[typ.removeprefix("tuple[").removesuffix(", ...]")])
+
+
+ENTRY_TYPE = arrow_type("tuple[Entry, ...]").value_type
 _KEY_TYPES: dict[str, pa.DataType] = {
     "trace": pa.int64(),
     "pos": pa.int64(),
@@ -88,7 +98,7 @@ class CorpusError(ValueError):
 def arrow_schema() -> pa.Schema:
     """The Parquet schema of ``events/``: key columns, then every event field column (nullable)."""
     fields = [pa.field(name, _KEY_TYPES[name], nullable=False) for name in KEY_COLUMNS]
-    fields += [pa.field(c.name, _ARROW_TYPES[c.type]) for c in columns()]
+    fields += [pa.field(c.name, arrow_type(c.type)) for c in columns()]
     return pa.schema(fields)
 
 
@@ -101,9 +111,10 @@ def arrow_schema() -> pa.Schema:
 class TraceMeta:
     """One trace of a corpus: how it was produced and how big it is.
 
-    ``config`` is ``ReplicationConfig.to_json()``; ``mutants`` the mutants switched on (a planted
-    trace has some); ``events``/``steps`` count its rows; ``verdict`` is the verdict a JSON Lines
-    source file recorded (None for generated traces: nobody judged them yet)."""
+    ``config`` is the configuration's JSON (model.configs: replication, or ``"slice": "txn"``);
+    ``mutants`` the mutants switched on (a planted trace has some); ``events``/``steps`` count its
+    rows; ``verdict`` is the verdict a JSON Lines source file recorded (None for generated traces:
+    nobody judged them yet)."""
 
     trace: int
     bucket: int
@@ -130,8 +141,9 @@ class TraceMeta:
             out["verdict"] = self.verdict
         return out
 
-    def replication_config(self) -> ReplicationConfig:
-        return ReplicationConfig.from_json(self.config)
+    def configuration(self) -> AnyConfig:
+        """The trace's configuration (either slice)."""
+        return config_from_json(self.config)
 
 
 @dataclass(frozen=True)
@@ -228,7 +240,7 @@ def _trace_meta(path: Path, index: int, obj: Any) -> TraceMeta:
     if not isinstance(implementation, str):
         raise fail("'implementation' should be a string")
     try:
-        ReplicationConfig.from_json(obj.get("config"))
+        config_from_json(obj.get("config"))
     except ConfigError as e:
         raise fail(f"bad config: {e}") from None
     verdict = obj.get("verdict")
@@ -325,7 +337,7 @@ class TableBuilder:
             pa.array([r[3].node for r in rows], pa.int64()),
         ]
         for col in self._cols:
-            typ = _ARROW_TYPES[col.type]
+            typ = arrow_type(col.type)
             if col.name not in own:
                 arrays.append(pa.nulls(n, typ))
                 continue
@@ -335,24 +347,19 @@ class TableBuilder:
 
 
 def _to_arrow(col: Column, values: list[Any]) -> pa.Array:
-    if col.type == "tuple[Entry, ...]":
-        offsets = [0]
-        flat: list[Entry] = []
-        for value in values:
-            flat.extend(value)
-            offsets.append(len(flat))
-        struct = pa.StructArray.from_arrays(
-            [
-                pa.array([e.offset for e in flat], pa.int64()),
-                pa.array([e.epoch for e in flat], pa.int64()),
-                pa.array([e.rid for e in flat], pa.int64()),
-            ],
-            fields=list(ENTRY_TYPE),
-        )
-        return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct, type=pa.list_(ENTRY_TYPE))
-    if col.type == "tuple[int, ...]":
-        return pa.array([list(v) for v in values], pa.list_(pa.int64()))
-    return pa.array(values, _ARROW_TYPES[col.type])
+    typ = arrow_type(col.type)
+    cls = struct_class(col.type)
+    if cls is None:
+        return pa.array([list(v) for v in values] if pa.types.is_list(typ) else values, typ)
+    offsets = [0]
+    flat: list[Any] = []
+    for value in values:
+        flat.extend(value)
+        offsets.append(len(flat))
+    struct_type = typ.value_type
+    children = [pa.array([getattr(x, f.name) for x in flat], f.type) for f in struct_type]
+    struct = pa.StructArray.from_arrays(children, fields=list(struct_type))
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct, type=typ)
 
 
 def write_bucket(root: str | os.PathLike[str], bucket: int, builder: TableBuilder) -> int:
@@ -567,7 +574,7 @@ def _read_bucket(root: str | os.PathLike[str], bucket: int, metas: dict[int, Tra
         verdict = meta.verdict or make_verdict("pass", "", "recorded trace from a corpus; not judged", -1)
         out.append(
             Counterexample(
-                config=meta.replication_config(),
+                config=meta.configuration(),
                 seed=meta.seed,
                 mutants=meta.mutants,
                 implementation=meta.implementation,
@@ -595,13 +602,13 @@ class RowDecoder:
             value = values.get(name)
             if value is None:
                 raise CorpusError(self.path, row, f"{kind}: field {name!r} is null")
-            if typ == "tuple[int, ...]":
+            if struct_class(typ) is None and typ.startswith("tuple["):
                 if None in value:
                     raise CorpusError(self.path, row, f"{kind}: field {name!r} holds a null")
                 value = tuple(value)
-            elif typ == "tuple[Entry, ...]":
-                if any(e is None or None in (e["offset"], e["epoch"], e["rid"]) for e in value):
-                    raise CorpusError(self.path, row, f"{kind}: field {name!r} holds a null entry or entry field")
-                value = tuple(Entry(e["offset"], e["epoch"], e["rid"]) for e in value)
+            elif (cls_ := struct_class(typ)) is not None:
+                if any(e is None or None in e.values() for e in value):
+                    raise CorpusError(self.path, row, f"{kind}: field {name!r} holds a null element or element field")
+                value = tuple(cls_(**e) for e in value)
             kwargs[name] = value
         return cls(**kwargs)

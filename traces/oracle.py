@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kconform.conformance.lockstep import Judge
+from kconform.conformance.slices import make_judge
 from kconform.traces.corpus import Manifest, ReadReport, read_traces
 from kconform.traces.counterexample import Counterexample
 
@@ -55,9 +55,9 @@ class TraceVerdict:
 
 
 def judge_trace(trace: int, cx: Counterexample) -> TraceVerdict:
-    """Run a fresh Judge over every event of ``cx`` in order (all of them, past the first failure:
+    """Run a fresh judge of the trace's slice over every event of ``cx`` in order (all of them, past the first failure:
     a later invariant breach is still recorded)."""
-    judge = Judge(cx.config)
+    judge = make_judge(cx.config)
     first: tuple[int, str, str, str] | None = None
     broken: set[str] = set()
     pos = 0

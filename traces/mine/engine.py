@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kconform.model.config import ReplicationConfig
 from kconform.traces.corpus import EVENTS_DIR, Manifest, arrow_schema, bucket_path, present_columns
 from kconform.traces.events import EVENT_TYPES
 from kconform.traces.mine.invariants import INVARIANTS, RESERVED_COLUMNS, view_sql, violations_sql
@@ -32,10 +33,13 @@ VIOLATION_COLUMNS = ("invariant", "trace", "pos", "wpos", "detail")
 
 
 def traces_table(manifest: Manifest) -> pa.Table:
-    """The ``tr`` view: per trace its effective min ISR and whether its configuration permits no loss."""
+    """The ``tr`` view: per replication-slice trace its effective min ISR and whether its
+    configuration permits no loss."""
     rows: dict[str, list[Any]] = {"trace": [], "min_isr": [], "strict": []}
     for t in manifest.traces:
-        cfg = t.replication_config()
+        cfg = t.configuration()
+        if not isinstance(cfg, ReplicationConfig):
+            continue
         rows["trace"].append(t.trace)
         rows["min_isr"].append(cfg.effective_min_isr)
         rows["strict"].append(not cfg.unclean_leader_election and cfg.flush_interval_ms == 0)
@@ -46,6 +50,11 @@ def traces_table(manifest: Manifest) -> pa.Table:
             "strict": pa.array(rows["strict"], pa.bool_()),
         }
     )
+
+
+def other_slices(manifest: Manifest) -> list[int]:
+    """Traces of a slice the miner has no invariants for yet (the exactly-once slice): not mined."""
+    return [t.trace for t in manifest.traces if not isinstance(t.configuration(), ReplicationConfig)]
 
 
 def column(name: str) -> str:
@@ -164,9 +173,9 @@ def run_spark(
         (int(r["trace"]), int(r["pos"]), str(r["kind"]))
         for r in spark.sql(bad_rows_sql().replace("FROM ev", "FROM ev_scan")).collect()
     ]
-    bad_traces = sorted({t for t, _, _ in bad})
+    skipped = sorted({t for t, _, _ in bad} | set(other_slices(manifest)))
     scan = spark.table("ev_scan")
-    good = scan.where(~scan["trace"].isin(bad_traces)) if bad_traces else scan
+    good = scan.where(~scan["trace"].isin(skipped)) if skipped else scan
     good.createOrReplaceTempView("ev_good")
     # One shuffle of the corpus: every later window, join and aggregation is keyed by trace first.
     good.repartition(parallelism, "trace").createOrReplaceTempView("ev")
@@ -203,7 +212,7 @@ def run_spark(
     for df in persisted:
         df.unpersist()
     counts = _counts(table)
-    events = sum(t.events for t in manifest.traces if t.bucket in set(buckets) and t.trace not in set(bad_traces))
+    events = sum(t.events for t in manifest.traces if t.bucket in set(buckets) and t.trace not in set(skipped))
     return EngineResult(table.slice(0, keep), counts, bad, events, time.perf_counter() - started)
 
 
@@ -261,11 +270,11 @@ def run_duckdb(
     tr = traces_table(manifest)
     con.register("tr", tr)
     bad = [(int(t), int(p), str(k)) for t, p, k in con.execute(bad_rows_sql()).fetchall()]
-    if bad:
+    skipped = sorted({t for t, _, _ in bad} | set(other_slices(manifest)))
+    if skipped:
         con.execute(
             f"CREATE OR REPLACE VIEW ev AS SELECT {select} FROM read_parquet([{paths}], union_by_name = true) "
-            "WHERE trace NOT IN "
-            f"({', '.join(str(t) for t in sorted({t for t, _, _ in bad}))})"
+            f"WHERE trace NOT IN ({', '.join(str(t) for t in skipped)})"
         )
     for name, sql in view_sql("duckdb"):
         kind = "TABLE" if name in ("st", "ent") else "VIEW"
@@ -273,7 +282,7 @@ def run_duckdb(
     table = con.sql(
         f"SELECT * FROM ({violations_sql('duckdb', names)}) ORDER BY trace, pos, invariant"
     ).to_arrow_table()
-    events = sum(t.events for t in manifest.traces if t.bucket in set(buckets))
+    events = sum(t.events for t in manifest.traces if t.bucket in set(buckets) and t.trace not in set(skipped))
     con.close()
     return EngineResult(table, _counts(table), bad, events, time.perf_counter() - started)
 

@@ -92,8 +92,11 @@ ENTRIES_VIEW: dict[str, str] = {
 }
 """The one view whose text differs by dialect: exploding the entries lists."""
 
-RESERVED_COLUMNS: frozenset[str] = frozenset({"offset"})
-"""Event fields that are SQL keywords: the engines expose them in ``ev`` with a trailing ``_``."""
+RESERVED_COLUMNS: frozenset[str] = frozenset(
+    {"offset", "group", "commit", "partition", "partitions", "state", "order", "limit", "range", "rows", "end"}
+)
+"""Event fields that are (or may be) SQL keywords in Spark or DuckDB: the engines expose them in
+``ev`` with a trailing ``_`` (``offset_``, ``group_``, ...)."""
 
 CROSSINGS_VIEW: dict[str, str] = {
     "spark": """
