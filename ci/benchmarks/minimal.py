@@ -4,8 +4,8 @@ Issue 5: "report the minimal length for each historic bug and compare with the H
 length (target: shrunk <= 1.2 x minimal)". What is compared, honestly: both sides run over the
 *same alphabet*, the atomic model actions of model.actions.successors, on the same configuration,
 bounds and invariant. BMC (conformance.bmc) gives the proven-minimal number of actions. Hypothesis
-drives a RuleBasedStateMachine whose one rule applies one enabled action (drawn from the enabled
-list), checks the invariant after every step, and shrinks the first failing run; the shrunk run's
+drives a RuleBasedStateMachine whose one rule draws action labels from a fixed list (every label a
+breadth-first search meets) until one is enabled in the current state, applies it, checks the invariant after every step, and shrinks the first failing run; the shrunk run's
 number of actions is the other figure. (The gate's shrunk lengths in README count implementation
 operations, a different alphabet, and are not compared here.)
 
@@ -52,14 +52,42 @@ BUGS = (
 )
 
 
+STEPS = 40
+"""Steps per Hypothesis example."""
+DRAWS = 50
+"""Label draws per step before the step gives up (a no-op): each draw keeps its meaning when
+shrinking deletes earlier steps, unlike an index into the current state's enabled list."""
+
+
 class _Found(Exception):
     pass
+
+
+def label_universe(cfg: ReplicationConfig, bounds: SearchBounds, max_states: int = 20_000) -> list[str]:
+    """Every action label enabled somewhere in the first ``max_states`` states of a breadth-first
+    search, sorted: the machine draws labels from this fixed list, so a label means the same action
+    wherever it sits in a run and deleting a step does not change what the later steps do (drawing
+    from each state's own enabled list does, which defeats shrinking)."""
+    start = canonical(booted_state(cfg), cfg)
+    seen, frontier, labels = {start}, [start], set()
+    while frontier and len(seen) < max_states:
+        nxt = []
+        for s in frontier:
+            for label, post in successors(s, cfg, bounds):
+                labels.add(label)
+                c = canonical(post, cfg)
+                if c not in seen:
+                    seen.add(c)
+                    nxt.append(c)
+        frontier = nxt
+    return sorted(labels)
 
 
 def shrunk_length(bug: Bug, examples: int) -> int | None:
     """Actions in Hypothesis' shrunk failing run over the model actions; None if none failed."""
     cfg = ReplicationConfig(replicas=bug.replicas, min_insync_replicas=1, protocol=bug.protocol)
     names = frozenset({bug.invariant})
+    universe = label_universe(cfg, bug.bounds)
     last: list[str] = []
 
     class Actions(RuleBasedStateMachine):
@@ -70,11 +98,14 @@ def shrunk_length(bug: Bug, examples: int) -> int | None:
 
         @rule(data=st.data())
         def act(self, data: st.DataObject) -> None:
-            enabled = list(successors(self.state, cfg, bug.bounds))
-            if not enabled:
-                return
-            label, post = data.draw(st.sampled_from(enabled), label="action")
-            post = canonical(post, cfg)
+            enabled = dict(successors(self.state, cfg, bug.bounds))
+            for _ in range(DRAWS):
+                label = data.draw(st.sampled_from(universe), label="action")
+                if label in enabled:
+                    break
+            else:
+                return  # nothing enabled was drawn: a no-op step, which shrinking deletes
+            post = canonical(enabled[label], cfg)
             last.append(label)
             broken = [
                 v for v in (*check_step(self.state, post, cfg, names), *check_state(post, cfg, names)) if not v.allowed
@@ -89,7 +120,7 @@ def shrunk_length(bug: Bug, examples: int) -> int | None:
             Actions,
             settings=settings(
                 max_examples=examples,
-                stateful_step_count=40,
+                stateful_step_count=STEPS,
                 database=None,
                 derandomize=True,  # reproducible figures
                 deadline=None,
