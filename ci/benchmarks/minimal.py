@@ -5,8 +5,9 @@ length (target: shrunk <= 1.2 x minimal)". What is compared, honestly: both side
 *same alphabet*, the atomic model actions of model.actions.successors, on the same configuration,
 bounds and invariant. BMC (conformance.bmc) gives the proven-minimal number of actions. Hypothesis
 drives a RuleBasedStateMachine whose one rule draws action labels from a fixed list (every label a
-breadth-first search meets) until one is enabled in the current state, applies it, checks the invariant after every step, and shrinks the first failing run; the shrunk run's
-number of actions is the other figure. (The gate's shrunk lengths in README count implementation
+breadth-first search meets) until one is enabled in the current state, applies it, checks the
+invariant after every step, and shrinks the first failing run; the shrunk run's number of actions
+is the other figure. (The gate's shrunk lengths in README count implementation
 operations, a different alphabet, and are not compared here.)
 
 Run: ``python -m kconform.ci.benchmarks.minimal [--examples 3000] [--bug NAME ...]`` (Hypothesis
