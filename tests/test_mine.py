@@ -36,6 +36,8 @@ from kconform.traces.events import (
     MetadataApplied,
     ProduceCompleted,
     ProduceHandled,
+    Record,
+    TxnConsumerFetchHandled,
 )
 from kconform.traces.generate import Plan, generate
 from kconform.traces.mine.engine import EngineResult, run_duckdb, run_spark, spark_session
@@ -73,6 +75,12 @@ BROKEN: dict[str, list[Event]] = {
     "AcksAllCommitted": [_lead(0, 0), _produce(0, 1, -1, 0, 0, 0), ProduceCompleted(0, 1, 0)],
     "EpochFencing": [_lead(0, 2), ConsumerFetchHandled(0, 0, 1, 0, (), 0)],
     "HwFrozenBelowMinIsr": [_lead(0, 0, isr=(0,)), _produce(0, 1, 1, 0, 0, 1)],
+    "LsoBounds": [TxnConsumerFetchHandled(0, 1, "t-0", 0, True, 0, (), 3, 5, ())],
+    "ReadCommittedBelowLso": [
+        TxnConsumerFetchHandled(
+            0, 1, "t-0", 0, True, 0, (Record(0, 7, 0, 0, 1, 1, -1), Record(1, 7, 0, 1, 2, 1, -1)), 5, 1, ()
+        )
+    ],
 }
 """One trace per invariant that breaks it and no other (trace id = position in this dict)."""
 

@@ -122,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--oracle-events", type=int, default=1_000_000, help="events the oracle judges at most")
     parser.add_argument("--engines", nargs="+", default=["spark", "duckdb", "oracle"])
     parser.add_argument("--dir", type=Path, default=None, help="where corpora go (default: a temporary directory)")
+    parser.add_argument("--reuse", action="store_true", help="mine corpora already in --dir instead of regenerating")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--corpus", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -129,9 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(_one(args.one, args.corpus, args.oracle_events)))
         return 0
 
+    from kconform.traces.corpus import read_manifest
     from kconform.traces.generate import Plan, generate
 
-    console = Console()
+    console = Console(width=max(Console().width, 150))
     console.print(f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     base = args.dir or Path(tempfile.mkdtemp(prefix="kconform-bench-"))
     table = Table(title="mining throughput (events/s; one run)")
@@ -149,9 +151,12 @@ def main(argv: list[str] | None = None) -> int:
         table.add_column(column, justify="right")
     for size in args.sizes:
         corpus = base / f"corpus-{size}"
-        result = generate(corpus, Plan(events=size, seed=0), workers=args.workers)
-        gen_rate = result.events_per_second
-        console.print(f"generated {result.manifest.events:,} events in {result.seconds:.1f} s ({gen_rate:,.0f} ev/s)")
+        if args.reuse and (corpus / "manifest.json").exists():
+            manifest, gen_rate = read_manifest(corpus), 0.0  # same seed and plan: the same corpus
+        else:
+            result = generate(corpus, Plan(events=size, seed=0), workers=args.workers)
+            manifest, gen_rate = result.manifest, result.events_per_second
+            console.print(f"generated {manifest.events:,} events in {result.seconds:.1f} s ({gen_rate:,.0f} ev/s)")
         figures: dict[str, dict[str, Any]] = {}
         for engine in args.engines:
             figures[engine] = _measure(engine, corpus, args.oracle_events)
@@ -162,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         if "oracle" in figures and figures["oracle"]["judged_events"] < figures["oracle"]["events"]:
             oracle_note = f" (on {figures['oracle']['judged_events']:,})"
         table.add_row(
-            f"{result.manifest.events:,}",
+            f"{manifest.events:,}",
             f"{gen_rate:,.0f}",
             f"{spark:,.0f}",
             f"{figures.get('spark', {}).get('jvm_peak_mb', 0):,.0f}",

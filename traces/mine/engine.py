@@ -52,11 +52,6 @@ def traces_table(manifest: Manifest) -> pa.Table:
     )
 
 
-def other_slices(manifest: Manifest) -> list[int]:
-    """Traces of a slice the miner has no invariants for yet (the exactly-once slice): not mined."""
-    return [t.trace for t in manifest.traces if not isinstance(t.configuration(), ReplicationConfig)]
-
-
 def column(name: str) -> str:
     """The name of event field ``name`` in the ``ev`` view (SQL keywords get a trailing ``_``)."""
     return f"{name}_" if name in RESERVED_COLUMNS else name
@@ -173,7 +168,7 @@ def run_spark(
         (int(r["trace"]), int(r["pos"]), str(r["kind"]))
         for r in spark.sql(bad_rows_sql().replace("FROM ev", "FROM ev_scan")).collect()
     ]
-    skipped = sorted({t for t, _, _ in bad} | set(other_slices(manifest)))
+    skipped = sorted({t for t, _, _ in bad})
     scan = spark.table("ev_scan")
     good = scan.where(~scan["trace"].isin(skipped)) if skipped else scan
     good.createOrReplaceTempView("ev_good")
@@ -270,7 +265,7 @@ def run_duckdb(
     tr = traces_table(manifest)
     con.register("tr", tr)
     bad = [(int(t), int(p), str(k)) for t, p, k in con.execute(bad_rows_sql()).fetchall()]
-    skipped = sorted({t for t, _, _ in bad} | set(other_slices(manifest)))
+    skipped = sorted({t for t, _, _ in bad})
     if skipped:
         con.execute(
             f"CREATE OR REPLACE VIEW ev AS SELECT {select} FROM read_parquet([{paths}], union_by_name = true) "

@@ -92,6 +92,18 @@ ENTRIES_VIEW: dict[str, str] = {
 }
 """The one view whose text differs by dialect: exploding the entries lists."""
 
+RECORDS_VIEW: dict[str, str] = {
+    "spark": """
+        SELECT trace, pos, node, kind, error, partition_, read_committed, hw, lso, x.offset AS r_offset
+        FROM ev LATERAL VIEW explode(records) t AS x
+        WHERE kind = 'txn_consumer_fetch_handled'""",
+    "duckdb": """
+        SELECT trace, pos, node, kind, error, partition_, read_committed, hw, lso, x."offset" AS r_offset
+        FROM (SELECT trace, pos, node, kind, error, partition_, read_committed, hw, lso, unnest(records) AS x FROM ev
+              WHERE kind = 'txn_consumer_fetch_handled')""",
+}
+"""Exactly-once slice: one row per record of a consumer Fetch answer on a data partition."""
+
 RESERVED_COLUMNS: frozenset[str] = frozenset(
     {"offset", "group", "commit", "partition", "partitions", "state", "order", "limit", "range", "rows", "end"}
 )
@@ -279,9 +291,9 @@ register(
     MinedInvariant(
         "NoCommittedDataLoss",
         "A record acknowledged to an acks=all producer stays at its offset on every leader of its "
-        "epoch or a later one: no leader of a later epoch starts without it, and no leader of its "
-        "epoch or later shows another record there (checked on traces whose configuration permits "
-        "no loss).",
+        "epoch or a later one: after the acknowledgement no such leader shows another record there, "
+        "and no leader of a later epoch is last seen with a log that ends before it (checked on "
+        "traces whose configuration permits no loss).",
         "KIP-101, KIP-279, KIP-320; Kafka's durability contract for acks=all",
         "model invariant NoCommittedDataLoss",
         """
@@ -299,27 +311,17 @@ register(
         ) x ON x.trace = a.trace AND x.e_offset = a.o
         WHERE x.pos > a.ack_pos AND x.node_epoch >= a.e AND (x.e_epoch <> a.e OR x.e_rid <> a.r)
         UNION ALL
-        SELECT 'NoCommittedDataLoss' AS invariant, a.trace, l.first_pos AS pos, a.ack_pos AS wpos,
+        SELECT 'NoCommittedDataLoss' AS invariant, a.trace, l.last_pos AS pos, a.ack_pos AS wpos,
           concat('record ', {STR(a.r)}, ' acked at offset ', {STR(a.o)}, ' epoch ', {STR(a.e)}, ' but broker ',
-                 {STR(l.node)}, ' leads epoch ', {STR(l.le)}, ' with LEO ', {STR(l.min_leo)}) AS detail
+                 {STR(l.node)}, ' leading epoch ', {STR(l.le)}, ' afterwards has LEO ', {STR(l.last_leo)}) AS detail
         FROM (
-          SELECT trace, node, le, min_leo, first_pos, maxo FROM (
-            SELECT trace, node, le, min_leo, first_pos,
-              MAX(ack_o) OVER (PARTITION BY trace ORDER BY le RANGE BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS maxo
-            FROM (
-              SELECT trace, node, node_epoch AS le, MIN(lv) AS min_leo, MIN(pos) AS first_pos,
-                CAST(NULL AS BIGINT) AS ack_o
-              FROM (SELECT trace, node, node_epoch, pos,
-                      CASE WHEN kind = 'produce_handled' THEN offset_ ELSE leader_leo END AS lv
-                    FROM st WHERE node_role = 'L' AND ((kind = 'produce_handled' AND offset_ >= 0)
-                                                  OR (kind = 'fetch_handled' AND error = 0)))
-              GROUP BY trace, node, node_epoch
-              UNION ALL
-              SELECT trace, CAST(NULL AS BIGINT) AS node, e AS le, CAST(NULL AS BIGINT) AS min_leo,
-                CAST(NULL AS BIGINT) AS first_pos, MAX(o) AS ack_o
-              FROM acked GROUP BY trace, e))
-          WHERE node IS NOT NULL AND min_leo <= maxo) l
-        JOIN acked a ON a.trace = l.trace AND a.e < l.le AND a.o >= l.min_leo""",
+          SELECT trace, node, node_epoch AS le, MAX(pos) AS last_pos, MAX_BY(lv, pos) AS last_leo
+          FROM (SELECT trace, node, inc, node_epoch, pos,
+                  CASE WHEN kind = 'produce_handled' THEN offset_ + 1 ELSE leader_leo END AS lv
+                FROM st WHERE node_role = 'L' AND ((kind = 'produce_handled' AND offset_ >= 0)
+                                              OR (kind = 'fetch_handled' AND error = 0)))
+          GROUP BY trace, node, inc, node_epoch) l
+        JOIN acked a ON a.trace = l.trace AND a.e < l.le AND l.last_pos > a.ack_pos AND a.o >= l.last_leo""",
     )
 )
 
@@ -401,6 +403,38 @@ register(
     )
 )
 
+# --------------------------------------------------------------------------------------------
+# Exactly-once slice (its events carry the partition's HW and LSO in each consumer answer)
+# --------------------------------------------------------------------------------------------
+
+register(
+    MinedInvariant(
+        "LsoBounds",
+        "Every last stable offset a partition leader serves is at most the partition's high watermark.",
+        "KIP-98 last stable offset; UnifiedLog.lastStableOffset; kafka-facts §2.4, §4",
+        "model invariant LsoBounds (its LSO <= HW part)",
+        """
+        SELECT 'LsoBounds' AS invariant, trace, pos, CAST(NULL AS BIGINT) AS wpos,
+          concat(partition_, ': LSO ', {STR(lso)}, ' served with HW ', {STR(hw)}) AS detail
+        FROM ev WHERE kind = 'txn_consumer_fetch_handled' AND error = 0 AND lso > hw""",
+    )
+)
+
+register(
+    MinedInvariant(
+        "ReadCommittedBelowLso",
+        "A read_committed Fetch answer holds no record at or above the last stable offset it reports.",
+        "KIP-98 read_committed (FetchIsolation.TXN_COMMITTED); kafka-facts §4; Redpanda #3036",
+        "handler rule txn_consumer_fetch_handled; model invariant NoUncommittedRead",
+        """
+        SELECT 'ReadCommittedBelowLso' AS invariant, trace, pos, CAST(NULL AS BIGINT) AS wpos,
+          concat(MIN(partition_), ': read_committed answer holds offset ', {STR(MAX(r_offset))}, ' with LSO ',
+                 {STR(MIN(lso))}) AS detail
+        FROM recs WHERE read_committed AND error = 0 AND r_offset >= lso
+        GROUP BY trace, pos""",
+    )
+)
+
 WRITES_VIEW = """
     SELECT trace, node, pos, offset_ AS o, epoch AS e_epoch, rid AS e_rid FROM st
     WHERE kind = 'produce_handled' AND offset_ >= 0
@@ -438,6 +472,7 @@ def view_sql(dialect: str) -> list[tuple[str, str]]:
     views.append(("acked", expand(VIEWS[3][1], dialect)))
     views.append(("writes", expand(WRITES_VIEW, dialect)))
     views.append(("crossings", CROSSINGS_VIEW[dialect]))
+    views.append(("recs", RECORDS_VIEW[dialect]))
     return views
 
 
