@@ -1,13 +1,12 @@
 """The slices the suite checks, each as the same five parts: judge, machine, zoo, coverage, mutants.
 
 Everything above this module (runner, campaigns, gate, replay) asks the slice of a configuration
-for its parts instead of naming replication or transactions. The exactly-once slice's parts are
-imported only when a txn configuration is used.
+for its parts instead of naming replication or transactions. Each slice's modules are imported
+only when a configuration of that slice is used.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
@@ -41,18 +40,12 @@ class SliceJudge(Protocol):
     def observe(self, e: Event) -> list[Finding]: ...
 
 
-def _txn_module(name: str) -> Any:
-    try:
-        return importlib.import_module(f"kconform.{name}")
-    except ModuleNotFoundError as e:
-        raise NotImplementedError(f"the exactly-once slice needs kconform.{name}, which is not built yet") from e
-
-
 def make_judge(cfg: AnyConfig, checked: frozenset[str] | None = None) -> SliceJudge:
     """A fresh judge for ``cfg``'s slice, checking ``checked`` invariants (None: all)."""
     if isinstance(cfg, TxnConfig):
-        judge: SliceJudge = _txn_module("conformance.txn_lockstep").TxnJudge(cfg, checked)
-        return judge
+        from kconform.conformance.txn_lockstep import TxnJudge
+
+        return TxnJudge(cfg, checked)
     from kconform.conformance.lockstep import Judge
 
     return Judge(cfg, checked)
@@ -61,7 +54,9 @@ def make_judge(cfg: AnyConfig, checked: frozenset[str] | None = None) -> SliceJu
 def invariant_names(slice_name: str) -> tuple[str, ...]:
     """The named invariants of a slice, in registry order."""
     if slice_name == TXN:
-        return tuple(_txn_module("model.txn_invariants").INVARIANTS)
+        from kconform.model.txn_invariants import INVARIANTS as TXN_INVARIANTS
+
+        return tuple(TXN_INVARIANTS)
     from kconform.model.invariants import INVARIANTS
 
     return tuple(INVARIANTS)
@@ -69,19 +64,17 @@ def invariant_names(slice_name: str) -> tuple[str, ...]:
 
 def mutants_of_slice(slice_name: str) -> dict[str, str]:
     """The reference implementation's mutants of a slice (name → description)."""
-    from kconform.impl import mutants as registry
+    from kconform.impl.mutants import mutants_of
 
-    by_slice: Callable[[str], dict[str, str]] | None = getattr(registry, "mutants_of", None)
-    if by_slice is not None:
-        return by_slice(slice_name)
-    return dict(registry.MUTANTS) if slice_name == REPLICATION else {}
+    return mutants_of(slice_name)
 
 
 def make_reference(cfg: AnyConfig) -> Adapter:
     """The bundled reference implementation of ``cfg``'s slice."""
     if isinstance(cfg, TxnConfig):
-        adapter: Adapter = _txn_module("impl.txn_cluster").TxnCluster()
-        return adapter
+        from kconform.impl.txn_cluster import TxnCluster
+
+        return TxnCluster()
     from kconform.impl import ReferenceCluster
 
     return ReferenceCluster()
@@ -90,8 +83,9 @@ def make_reference(cfg: AnyConfig) -> Adapter:
 def reachable_keys(cfg: AnyConfig) -> frozenset[str]:
     """The handler outcomes the slice's model can produce under ``cfg`` (the coverage denominator)."""
     if isinstance(cfg, TxnConfig):
-        keys: frozenset[str] = _txn_module("conformance.txn_coverage").reachable_keys(cfg)
-        return keys
+        from kconform.conformance.txn_coverage import reachable_keys as txn_keys
+
+        return txn_keys(cfg)
     from kconform.conformance.coverage import reachable_keys as replication_keys
 
     return replication_keys(cfg)
@@ -107,10 +101,9 @@ def make_machine(
 ) -> type[RuleBasedStateMachine]:
     """The Hypothesis state machine of ``cfg``'s slice, driving a fresh adapter per example."""
     if isinstance(cfg, TxnConfig):
-        machine: type[RuleBasedStateMachine] = _txn_module("conformance.txn_machine").make_txn_machine(
-            adapter_factory, cfg, mutants, log, clock, adapter_timeout_s
-        )
-        return machine
+        from kconform.conformance.txn_machine import make_txn_machine
+
+        return make_txn_machine(adapter_factory, cfg, mutants, log, clock, adapter_timeout_s)
     from kconform.conformance.machine import make_machine as replication_machine
 
     return replication_machine(adapter_factory, cfg, mutants, log, clock, adapter_timeout_s)
@@ -121,12 +114,9 @@ def first_failing_scenario(
 ) -> LockstepRun | None:
     """The first scenario of the slice's known-bug zoo that fails under ``mutants``, or None."""
     if isinstance(cfg, TxnConfig):
-        try:
-            zoo = importlib.import_module("kconform.conformance.txn_scenarios")
-        except ModuleNotFoundError:
-            return None
-        run: LockstepRun | None = zoo.first_failing_scenario(adapter_factory, cfg, mutants)
-        return run
+        from kconform.conformance.txn_scenarios import first_failing_scenario as txn_zoo
+
+        return txn_zoo(adapter_factory, cfg, mutants)
     from kconform.conformance.scenarios import first_failing_scenario as replication_zoo
 
     return replication_zoo(adapter_factory, cfg, mutants)
