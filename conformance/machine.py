@@ -86,6 +86,26 @@ class RunLog:
             self.covered[key] = self.covered.get(key, 0) + n
 
 
+def judged_step(run: LockstepRun, op: ops.Operation | None, log: RunLog, clock: Callable[[], float]) -> None:
+    """Boot ``run`` (``op`` None) or apply ``op`` to it, as one step of a state machine of any slice.
+    An adapter error becomes HarnessAbort (reported at once, never shrunk); a failing finding is
+    kept in ``log`` (with the time to the first one) and raised as ConformanceFailure for
+    Hypothesis to shrink."""
+    try:
+        if op is None:
+            run.boot()
+        else:
+            run.apply(op)
+    except AdapterError as exc:
+        raise HarnessAbort(exc) from exc
+    if run.failure is not None:
+        log.last_failure = run
+        if log.seconds_to_first_failure is None:
+            log.seconds_to_first_failure = clock() - log.started
+        assert run.failing_step is not None
+        raise ConformanceFailure(run.failure, run.failing_step)
+
+
 def _epoch_spread(run: LockstepRun) -> int:
     """How many (replica, leader epoch) pairs the logs hold: targeted search (Löscher & Sagonas)
     toward logs written across many leader epochs, where truncation and fencing bugs live."""
@@ -115,28 +135,11 @@ def make_machine(
         def boot(self, seed: int, families: set[str]) -> None:
             self.families = frozenset(families)
             self.run = LockstepRun(self.adapter, cfg, seed, mutants, timeout_s=adapter_timeout_s)
-            try:
-                self.run.boot()
-            except AdapterError as exc:
-                raise HarnessAbort(exc) from exc
-            self._check()
+            judged_step(self.run, None, log, clock)
 
         def _do(self, op: ops.Operation) -> None:
             assert self.run is not None
-            try:
-                self.run.apply(op)
-            except AdapterError as exc:
-                raise HarnessAbort(exc) from exc
-            self._check()
-
-        def _check(self) -> None:
-            assert self.run is not None
-            if self.run.failure is not None:
-                log.last_failure = self.run
-                if log.seconds_to_first_failure is None:
-                    log.seconds_to_first_failure = clock() - log.started
-                assert self.run.failing_step is not None
-                raise ConformanceFailure(self.run.failure, self.run.failing_step)
+            judged_step(self.run, op, log, clock)
 
         @rule(acks=st.sampled_from([-1, 1, 0]))
         def produce(self, acks: int) -> None:

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from hypothesis import target
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from kconform.conformance.adapter import Adapter, AdapterError
-from kconform.conformance.machine import ConformanceFailure, HarnessAbort, RunLog
+from kconform.conformance.adapter import Adapter
+from kconform.conformance.machine import RunLog, judged_step
 from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import operations as ops
@@ -84,30 +84,13 @@ def make_txn_machine(
         def boot(self, seed: int, families: set[str]) -> None:
             self.families = frozenset(families)
             self.run = LockstepRun(self.adapter, cfg, seed, mutants, timeout_s=adapter_timeout_s)
-            try:
-                self.run.boot()
-            except AdapterError as exc:
-                raise HarnessAbort(exc) from exc
-            self._check()
+            judged_step(self.run, None, log, clock)
             self._do(ops.InitProducer(client=0, txn_id=txn_id))
             self._do(ops.Run(ms=RUN_MS[0]))
 
         def _do(self, op: ops.Operation) -> None:
             assert self.run is not None
-            try:
-                self.run.apply(op)
-            except AdapterError as exc:
-                raise HarnessAbort(exc) from exc
-            self._check()
-
-        def _check(self) -> None:
-            assert self.run is not None
-            if self.run.failure is not None:
-                log.last_failure = self.run
-                if log.seconds_to_first_failure is None:
-                    log.seconds_to_first_failure = clock() - log.started
-                assert self.run.failing_step is not None
-                raise ConformanceFailure(self.run.failure, self.run.failing_step)
+            judged_step(self.run, op, log, clock)
 
         # Producers --------------------------------------------------------------------------
 
