@@ -9,12 +9,14 @@ never an expected verdict, so it passes on a correct implementation and fails on
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from kconform.conformance.adapter import Adapter
 from kconform.conformance.runner import LockstepRun
 from kconform.model.config import ReplicationConfig
+from kconform.model.configs import AnyConfig
 from kconform.traces import operations as o
 
 
@@ -83,10 +85,17 @@ REJOIN_BEFORE_EPOCH_START = Scenario(
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in (FAST_FAILOVER, REJOIN_BEFORE_EPOCH_START)}
 
 
+class HasOps(Protocol):
+    """Any slice's scenario: what the run needs of it is its operations."""
+
+    @property
+    def ops(self) -> tuple[o.Operation, ...]: ...
+
+
 def run_scenario(
-    adapter: Adapter, scenario: Scenario, cfg: ReplicationConfig, mutants: frozenset[str], seed: int = 0
+    adapter: Adapter, scenario: HasOps, cfg: AnyConfig, mutants: frozenset[str], seed: int = 0
 ) -> LockstepRun:
-    """One lockstep run of ``scenario``; it stops at the first failing finding."""
+    """One lockstep run of ``scenario`` (of any slice); it stops at the first failing finding."""
     run = LockstepRun(adapter, cfg, seed, mutants)
     run.boot()
     for op in scenario.ops:
@@ -96,13 +105,11 @@ def run_scenario(
     return run
 
 
-def first_failing_scenario(
-    adapter_factory: Callable[[], Adapter], cfg: ReplicationConfig, mutants: frozenset[str]
+def first_failing_run(
+    adapter_factory: Callable[[], Adapter], cfg: AnyConfig, mutants: frozenset[str], scenarios: Iterable[HasOps]
 ) -> LockstepRun | None:
-    """Run every applicable scenario; the first failing run, or None."""
-    for scenario in SCENARIOS.values():
-        if cfg.replicas < scenario.min_replicas:
-            continue
+    """Run ``scenarios`` in order, each on a fresh adapter; the first failing run, or None."""
+    for scenario in scenarios:
         adapter = adapter_factory()
         try:
             run = run_scenario(adapter, scenario, cfg, mutants)
@@ -111,3 +118,11 @@ def first_failing_scenario(
         if run.failed:
             return run
     return None
+
+
+def first_failing_scenario(
+    adapter_factory: Callable[[], Adapter], cfg: ReplicationConfig, mutants: frozenset[str]
+) -> LockstepRun | None:
+    """Run every applicable scenario; the first failing run, or None."""
+    applicable = [s for s in SCENARIOS.values() if cfg.replicas >= s.min_replicas]
+    return first_failing_run(adapter_factory, cfg, mutants, applicable)

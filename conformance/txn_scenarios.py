@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 from kconform.conformance.adapter import Adapter
 from kconform.conformance.runner import LockstepRun
+from kconform.conformance.scenarios import first_failing_run
+from kconform.conformance.scenarios import run_scenario as run_scenario  # one run loop for every slice
 from kconform.model.txn_config import SHORT_MAX, TxnConfig
 from kconform.traces import operations as o
 
@@ -410,31 +412,10 @@ def applies(cfg: TxnConfig) -> bool:
     return cfg == TxnConfig(transaction_version=cfg.transaction_version, verification=cfg.verification)
 
 
-def run_scenario(
-    adapter: Adapter, scenario: Scenario, cfg: TxnConfig, mutants: frozenset[str], seed: int = 0
-) -> LockstepRun:
-    """One lockstep run of ``scenario``; it stops at the first failing finding."""
-    run = LockstepRun(adapter, cfg, seed, mutants)
-    run.boot()
-    for op in scenario.ops:
-        if run.failed:
-            break
-        run.apply(op)
-    return run
-
-
 def first_failing_scenario(
     adapter_factory: Callable[[], Adapter], cfg: TxnConfig, mutants: frozenset[str]
 ) -> LockstepRun | None:
     """Run every scenario in order (none unless ``applies(cfg)``); the first failing run, or None."""
     if not applies(cfg):
         return None
-    for scenario in SCENARIOS.values():
-        adapter = adapter_factory()
-        try:
-            run = run_scenario(adapter, scenario, cfg, mutants)
-        finally:
-            adapter.close()
-        if run.failed:
-            return run
-    return None
+    return first_failing_run(adapter_factory, cfg, mutants, SCENARIOS.values())
