@@ -24,6 +24,7 @@ from kconform.model.config import ReplicationConfig
 from kconform.traces.corpus import EVENTS_DIR, Manifest, arrow_schema, bucket_path, present_columns
 from kconform.traces.events import EVENT_TYPES
 from kconform.traces.mine.invariants import INVARIANTS, RESERVED_COLUMNS, view_sql, violations_sql
+from kconform.traces.mine.txn_tables import spark_values, txn_tables
 from kconform.traces.schema import event_fields
 
 if TYPE_CHECKING:
@@ -174,11 +175,9 @@ def run_spark(
     good.createOrReplaceTempView("ev_good")
     # One shuffle of the corpus: every later window, join and aggregation is keyed by trace first.
     good.repartition(parallelism, "trace").createOrReplaceTempView("ev")
-    # A VALUES relation, not createDataFrame: no Python worker runs anywhere in the job.
-    tr = traces_table(manifest)
-    rows = zip(tr["trace"].to_pylist(), tr["min_isr"].to_pylist(), tr["strict"].to_pylist(), strict=True)
-    values = ", ".join(f"({t}, {m}, {str(s).lower()})" for t, m, s in rows)
-    spark.sql(f"SELECT * FROM VALUES {values} AS tr(trace, min_isr, strict)").createOrReplaceTempView("tr")
+    # VALUES relations, not createDataFrame: no Python worker runs anywhere in the job.
+    for name, table in {"tr": traces_table(manifest), **txn_tables(manifest)}.items():
+        spark.sql(spark_values(table)).createOrReplaceTempView(name)
     persisted: list[DataFrame] = []
     for name, sql in view_sql("spark"):
         df = spark.sql(sql)
@@ -262,8 +261,8 @@ def run_duckdb(
     paths = ", ".join(f"'{bucket_path(root, EVENTS_DIR, b)}'" for b in buckets)
     select = ev_select("duckdb", present_columns(root, buckets))
     con.execute(f"CREATE VIEW ev AS SELECT {select} FROM read_parquet([{paths}], union_by_name = true)")
-    tr = traces_table(manifest)
-    con.register("tr", tr)
+    for name, table in {"tr": traces_table(manifest), **txn_tables(manifest)}.items():
+        con.register(name, table)
     bad = [(int(t), int(p), str(k)) for t, p, k in con.execute(bad_rows_sql()).fetchall()]
     skipped = sorted({t for t, _, _ in bad})
     if skipped:
