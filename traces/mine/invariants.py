@@ -542,7 +542,7 @@ TXN_VIEWS: tuple[tuple[str, str], ...] = (
     (
         "clk",
         """
-        SELECT trace, pos, kind, node, txn_id, state_ AS state, error, timeout_ms, msg, state_partition, quiet,
+        SELECT trace, pos, kind, node, txn_id, state_ AS state, error, epoch, timeout_ms, msg, state_partition, quiet,
           COALESCE({LAST(CASE WHEN kind = 'clock_advanced' THEN now_ms END)}
                      OVER (PARTITION BY trace ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), 0) AS now
         FROM ev WHERE kind IN """
@@ -551,15 +551,18 @@ TXN_VIEWS: tuple[tuple[str, str], ...] = (
     (
         "tstates",
         """
-        SELECT trace, pos, now, txn_id, CASE WHEN kind = 'txn_id_expired' THEN 'Dead' ELSE state END AS state,
+        SELECT trace, pos, now, kind, error, epoch, txn_id,
+          CASE WHEN kind = 'txn_id_expired' THEN 'Dead' ELSE state END AS state,
           CASE WHEN kind = 'init_producer_id_handled' AND error = 0 THEN timeout_ms END AS timeout_ms
         FROM clk
         WHERE kind IN ('init_producer_id_handled', 'add_partitions_handled', 'add_offsets_handled', 'end_txn_handled',
                        'txn_timed_out', 'txn_id_expired')
           AND txn_id <> '' AND (state <> '' OR kind = 'txn_id_expired')
         UNION ALL
-        SELECT r.trace, r.pos, r.now, s.txn_id, r.state, CAST(NULL AS BIGINT) AS timeout_ms
-        FROM (SELECT trace, pos, now, msg, state FROM clk WHERE kind = 'marker_response_handled' AND state <> '') r
+        SELECT r.trace, r.pos, r.now, 'marker_response_handled' AS kind, r.error, CAST(NULL AS BIGINT) AS epoch,
+          s.txn_id, r.state, CAST(NULL AS BIGINT) AS timeout_ms
+        FROM (SELECT trace, pos, now, msg, error, state FROM clk
+              WHERE kind = 'marker_response_handled' AND state <> '') r
         JOIN (SELECT trace, msg, txn_id FROM clk WHERE kind = 'marker_sent') s
           ON s.trace = r.trace AND s.msg = r.msg""",
     ),
@@ -791,6 +794,110 @@ register(
           ON w.trace = f.trace AND w.group_ = f.group_ AND w.tp = f.tp AND w.off = f.off AND w.pos < f.pos
         GROUP BY f.trace, f.pos, f.tp
         HAVING COUNT(CASE WHEN w.vis < f.pos THEN 1 END) = 0""",
+    )
+)
+
+
+register(
+    MinedInvariant(
+        "DuplicateBatchesRecognised",
+        "A produce of a batch that is one of the producer's last 5 batches appended to the partition "
+        "(same epoch and sequence range, no expiry since) is never answered OUT_OF_ORDER_SEQUENCE_NUMBER: "
+        "it is a duplicate, answered with the original offset.",
+        "KAFKA-5494 (max.in.flight 5 dedup window); KIP-98; kafka-facts §2.2",
+        "handler rule txn_produce_handled (model.producer_state duplicate check)",
+        """
+        SELECT 'DuplicateBatchesRecognised' AS invariant, trace, pos, MAX(mpos) AS wpos,
+          concat(MIN(part), ': producer ', {STR(MIN(pid))}, ' batch at sequence ', {STR(MIN(base_seq))},
+                 ' rejected as out of order though appended at offset ', {STR(MAX(mo))}) AS detail
+        FROM (
+          SELECT r.trace, r.pos, r.part, r.pid, r.base_seq, MAX(a.k) AS last_k,
+            MAX(CASE WHEN a.epoch = r.epoch AND a.base_seq = r.base_seq AND a.n = r.n THEN a.k END) AS match_k,
+            MAX(CASE WHEN a.epoch = r.epoch AND a.base_seq = r.base_seq AND a.n = r.n THEN a.pos END) AS mpos,
+            MAX(CASE WHEN a.epoch = r.epoch AND a.base_seq = r.base_seq AND a.n = r.n THEN a.o END) AS mo,
+            MAX(a.epoch) AS last_epoch, MAX(x.pos) AS xpos
+          FROM (SELECT trace, pos, partition_ AS part, pid, epoch, base_seq, {SIZE(rids)} AS n FROM ev
+                WHERE kind = 'txn_produce_handled' AND outcome = 'rejected' AND error = 45 AND pid >= 0) r
+          JOIN (SELECT *, ROW_NUMBER() OVER (PARTITION BY trace, part, pid ORDER BY pos) AS k FROM appends) a
+            ON a.trace = r.trace AND a.part = r.part AND a.pid = r.pid AND a.pos < r.pos
+          LEFT JOIN expiries x ON x.trace = r.trace AND x.part = r.part AND x.pid = r.pid AND x.pos < r.pos
+          GROUP BY r.trace, r.pos, r.part, r.pid, r.epoch, r.base_seq)
+        WHERE match_k IS NOT NULL AND match_k > last_k - 5 AND (xpos IS NULL OR xpos < mpos)
+        GROUP BY trace, pos""",
+    )
+)
+
+register(
+    MinedInvariant(
+        "MarkerCoordinatorFencing",
+        "A partition never writes a transaction marker from a coordinator epoch older than one it "
+        "already wrote a marker from for the same producer (unless the producer's state expired since).",
+        "KIP-98 coordinator fencing (TRANSACTION_COORDINATOR_FENCED); ProducerAppendInfo.appendEndTxnMarker; "
+        "kafka-facts §1.8",
+        "handler rule marker_handled (model.txn_partition write_marker)",
+        """
+        SELECT 'MarkerCoordinatorFencing' AS invariant, trace, pos, CAST(NULL AS BIGINT) AS wpos,
+          concat(part, ': marker of producer ', {STR(pid)}, ' from coordinator epoch ', {STR(coordinator_epoch)},
+                 ' written after one from epoch ', {STR(seen)}) AS detail
+        FROM (
+          SELECT *, MAX(coordinator_epoch) OVER (PARTITION BY trace, part, pid, seg ORDER BY pos
+                                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS seen
+          FROM (
+            SELECT *, SUM(expiry) OVER (PARTITION BY trace, part, pid ORDER BY pos
+                                        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS seg
+            FROM (SELECT trace, pos, part, pid, coordinator_epoch, 0 AS expiry FROM markers
+                  UNION ALL
+                  SELECT trace, pos, part, pid, CAST(NULL AS BIGINT) AS coordinator_epoch, 1 AS expiry FROM expiries)))
+        WHERE expiry = 0 AND coordinator_epoch < seen""",
+    )
+)
+
+
+register(
+    MinedInvariant(
+        "TxnWritesVerified",
+        "With partition verification on, a leader never answers a transactional batch of a producer "
+        "that has no open transaction on the partition (appended or rejected) before asking the "
+        "coordinator whether the partition is in the producer's transaction, unless it is a duplicate.",
+        "KIP-890 part 1 (transaction.partition.verification.enable); KAFKA-14402; kafka-facts §1.9, §2.2",
+        "handler rule txn_produce_handled (outcome verifying)",
+        """
+        SELECT 'TxnWritesVerified' AS invariant, p.trace, p.pos, CAST(NULL AS BIGINT) AS wpos,
+          concat(MIN(p.part), ': transactional batch of producer ', {STR(MIN(p.pid))}, ' with no open transaction ',
+                 MIN(p.outcome), ' without verification') AS detail
+        FROM (SELECT trace, pos, partition_ AS part, pid, outcome FROM ev
+              WHERE kind = 'txn_produce_handled' AND transactional AND outcome NOT IN ('verifying', 'duplicate')
+                AND error <> 6) p
+        JOIN ttr t ON t.trace = p.trace AND t.verification
+        LEFT JOIN txns o ON o.trace = p.trace AND o.part = p.part AND o.pid = p.pid AND o.spos < p.pos
+          AND (o.mpos IS NULL OR o.mpos > p.pos)
+        WHERE o.spos IS NULL
+        GROUP BY p.trace, p.pos""",
+    )
+)
+
+register(
+    MinedInvariant(
+        "EndTxnEpochFencing",
+        "An EndTxn that takes a transaction out of Ongoing carries the producer epoch its "
+        "AddPartitionsToTxn/AddOffsetsToTxn were accepted with: a late EndTxn of an earlier "
+        "transaction never ends a later one under a newer epoch.",
+        "KIP-890 part 2 (epoch bump per transaction); KAFKA-17754; kafka-facts §1.5",
+        "handler rule end_txn_handled (model.coordinator end_txn)",
+        """
+        SELECT 'EndTxnEpochFencing' AS invariant, trace, pos, apos AS wpos,
+          concat(txn_id, ': EndTxn at epoch ', {STR(epoch)}, ' moved Ongoing to ', state,
+                 ' though the transaction was opened at epoch ', {STR(add_epoch)}) AS detail
+        FROM (
+          SELECT *, LAG(state) OVER (PARTITION BY trace, txn_id ORDER BY pos) AS prev,
+            {LAST(CASE WHEN kind IN ('add_partitions_handled', 'add_offsets_handled') AND error = 0 THEN epoch END)}
+              OVER wf AS add_epoch,
+            {LAST(CASE WHEN kind IN ('add_partitions_handled', 'add_offsets_handled') AND error = 0 THEN pos END)}
+              OVER wf AS apos
+          FROM tstates
+          WINDOW wf AS (PARTITION BY trace, txn_id ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))
+        WHERE kind = 'end_txn_handled' AND error = 0 AND prev = 'Ongoing' AND state <> 'Ongoing'
+          AND epoch <> add_epoch""",
     )
 )
 
