@@ -23,6 +23,8 @@ import pytest
 from kconform.ci import cli
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.model.config import ReplicationConfig
+from kconform.model.configs import AnyConfig
+from kconform.model.txn_config import TxnConfig
 from kconform.traces.corpus import EVENTS_DIR, Manifest, bucket_path, read_manifest, write_corpus
 from kconform.traces.counterexample import Counterexample, Step, make_verdict, read_counterexample
 from kconform.traces.events import (
@@ -44,6 +46,8 @@ from kconform.traces.mine.engine import EngineResult, run_duckdb, run_spark, spa
 from kconform.traces.mine.invariants import INVARIANTS
 from kconform.traces.operations import Boot
 from kconform.traces.oracle import OracleResult, run_oracle
+
+from .minecases_txn import TXN_BROKEN
 
 SMALL = os.environ.get("KCONFORM_BUDGET") == "small"
 PLANTABLE = ("acks-all-no-wait", "no-epoch-fencing", "hw-below-min-isr")
@@ -81,13 +85,20 @@ BROKEN: dict[str, list[Event]] = {
             0, 1, "t-0", 0, True, 0, (Record(0, 7, 0, 0, 1, 1, -1), Record(1, 7, 0, 1, 2, 1, -1)), 5, 1, ()
         )
     ],
+    **TXN_BROKEN,
 }
-"""One trace per invariant that breaks it and no other (trace id = position in this dict)."""
+"""One trace per invariant that breaks it and no other (trace id = position in this dict); the
+exactly-once ones (tests/minecases_txn.py) run under the default TxnConfig."""
 
 
-def _trace(events: list[Event]) -> Counterexample:
+def _trace(events: list[Event], config: AnyConfig | None = None) -> Counterexample:
     verdict = make_verdict("pass", "", "hand-made", -1)
-    return Counterexample(ReplicationConfig(), 0, (), "reference", verdict, (Step(Boot(), tuple(events)),))
+    cfg = config or ReplicationConfig()
+    return Counterexample(cfg, 0, (), "reference", verdict, (Step(Boot(), tuple(events)),))
+
+
+def _broken_trace(name: str) -> Counterexample:
+    return _trace(BROKEN[name], TxnConfig() if name in TXN_BROKEN else None)
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +110,7 @@ def broken(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Manifest]:
         FetchHandled(0, 5, 1, 0, (), 0, -1, -1, 1, 1),
         ProduceCompleted(0, 1, 0),
     ]
-    manifest = write_corpus(root, [*(_trace(e) for e in BROKEN.values()), _trace(clean)], buckets=2)
+    manifest = write_corpus(root, [*(_broken_trace(name) for name in BROKEN), _trace(clean)], buckets=2)
     return root, manifest
 
 
@@ -232,7 +243,7 @@ def test_mine_cli_reports_violations_even_when_part_is_unreadable(
     broken: tuple[Path, Manifest], tmp_path: Path
 ) -> None:
     root = tmp_path / "c"
-    write_corpus(root, [_trace(e) for e in BROKEN.values()], buckets=2)
+    write_corpus(root, [_broken_trace(name) for name in BROKEN], buckets=2)
     path = bucket_path(root, EVENTS_DIR, 1)
     path.write_bytes(b"PAR1 garbage")
     assert cli.main(["mine", str(root), "--engine", "duckdb", "--out", str(tmp_path / "o")]) == EXIT_VIOLATION
@@ -306,5 +317,5 @@ def test_missing_columns_of_absent_kinds_read_as_null(broken: tuple[Path, Manife
     copy = tmp_path / "c"
     shutil.copytree(root, copy)
     path = bucket_path(copy, EVENTS_DIR, 0)
-    pq.write_table(pq.read_table(path).drop_columns(["requested_epoch", "end_offset", "now_ms"]), path)
+    pq.write_table(pq.read_table(path).drop_columns(["requested_epoch", "end_offset", "unclean"]), path)
     assert run_duckdb(copy, manifest, manifest.buckets).counts == run_duckdb(root, manifest, manifest.buckets).counts
