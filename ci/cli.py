@@ -170,7 +170,7 @@ def _parser() -> _Parser:
     # Trace corpora (docs/traces.md): generate, convert, mine. Their engines are imported on use.
     from kconform.ci import convert, generate, mine
 
-    generate.add_parser(commands, _add_config_arguments, _load_config)
+    generate.add_parser(commands, _add_config_arguments, _load_any_config)
     convert.add_parser(commands)
     mine.add_parser(commands)
 

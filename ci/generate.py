@@ -1,8 +1,10 @@
 """``kconform generate OUT --events N``: a Parquet trace corpus from the reference cluster.
 
-Seeded random workloads and faults (kconform.traces.generate), ``--workers`` processes, a progress
-bar, ``--plant MUTANT[:N]`` to switch a mutant on in N traces (the manifest says which); prints the
-rate. Exit 0 when written, 2 on bad arguments.
+Seeded random workloads and faults (kconform.traces.generate) of the replication slice or, with
+``--slice txn [--transaction-version 0|2]``, the exactly-once slice (kconform.traces.txn_workload);
+``--workers`` processes, a progress bar, ``--plant MUTANT[:N]`` to switch a mutant of that slice on
+in N traces (the manifest says which, and the configuration each trace ran with); prints the rate.
+Exit 0 when written, 2 on bad arguments.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS
+from kconform.model.configs import SLICES, TXN
 
 
 def add_parser(commands: Any, add_config_arguments: Any, load_config: Any) -> None:
     """Register ``generate``; ``add_config_arguments`` adds --config / --set (shared with the gate) and
-    ``load_config(path, settings)`` turns them into a ReplicationConfig."""
+    ``load_config(path, settings)`` turns them into a configuration of either slice (its ``slice``
+    key picks it; --slice and --transaction-version are settings applied before --set)."""
     gen = commands.add_parser(
         "generate",
         help="write a Parquet corpus of reference-cluster traces (seeded, parallel)",
@@ -36,9 +40,36 @@ def add_parser(commands: Any, add_config_arguments: Any, load_config: Any) -> No
         metavar="MUTANT[:N]",
         help="switch MUTANT on in N traces (default 1) chosen from the seed; repeatable",
     )
+    gen.add_argument(
+        "--slice",
+        choices=SLICES,
+        help="which reference cluster: replication (default) or txn (idempotent and transactional producers, "
+        "read_committed consumers; same as --set slice=txn)",
+    )
+    gen.add_argument(
+        "--transaction-version",
+        type=int,
+        choices=(0, 2),
+        metavar="0|2",
+        help="with --slice txn: transaction version 0 (default) or 2 (KIP-890 part 2)",
+    )
     add_config_arguments(gen)
     gen.add_argument("--no-progress", action="store_true", help="no progress bar")
-    gen.set_defaults(handler=lambda args: cmd_generate(args, load_config(args.config, args.settings)))
+    gen.set_defaults(handler=lambda args: _handle(args, load_config))
+
+
+def _handle(args: argparse.Namespace, load_config: Any) -> int:
+    if args.transaction_version is not None and args.slice != TXN:
+        return _error("--transaction-version needs --slice txn")
+    return cmd_generate(args, load_config(args.config, slice_settings(args)))
+
+
+def slice_settings(args: argparse.Namespace) -> list[tuple[str, Any]]:
+    """--slice and --transaction-version as config settings, then the --set ones (which win)."""
+    settings: list[tuple[str, Any]] = [("slice", args.slice)] if args.slice else []
+    if args.transaction_version is not None:
+        settings.append(("transaction_version", args.transaction_version))
+    return settings + list(args.settings)
 
 
 def parse_plant(texts: list[str]) -> tuple[tuple[str, int], ...]:
@@ -69,6 +100,7 @@ def cmd_generate(args: argparse.Namespace, config: Any) -> int:
         TimeRemainingColumn,
     )
 
+    from kconform.model.configs import slice_of
     from kconform.traces.generate import DEFAULT_TRACE_EVENTS, Plan, generate
 
     if args.events < 1 or args.workers < 1 or (args.trace_events is not None and args.trace_events < 1):
@@ -101,7 +133,8 @@ def cmd_generate(args: argparse.Namespace, config: Any) -> int:
             return _error(str(e))
     m = result.manifest
     console.print(
-        f"wrote {m.events:,} events in {len(m.traces):,} traces ({len(m.buckets)} buckets) to {args.out} "
+        f"wrote {m.events:,} {slice_of(config)} events in {len(m.traces):,} traces ({len(m.buckets)} buckets) "
+        f"to {args.out} "
         f"in {result.seconds:.1f} s: {result.events_per_second:,.0f} events/s with {args.workers} worker(s)"
     )
     for trace, mutants in sorted(m.planted().items()):

@@ -1,4 +1,8 @@
-"""Corpus generation: the reference cluster under seeded random workloads and faults, in parallel.
+"""Corpus generation: a reference cluster under seeded random workloads and faults, in parallel.
+
+The plan's configuration picks the slice: the replication cluster (impl.cluster, ``Workload`` here)
+or the exactly-once cluster (impl.txn_cluster, ``traces.txn_workload.TxnWorkload``); both workloads
+are ``SwarmWorkload``s.
 
 Guarantees:
 
@@ -9,8 +13,10 @@ Guarantees:
 - **No judging.** The lockstep judge does not run here (mining and the oracle judge corpora later);
   Hypothesis is not used either: the workload is a plain weighted random choice over
   ``traces.operations`` with swarm-tested fault families, as the gate's state machine has.
-- **Planting.** ``Plan.plant`` names mutants and how many traces carry each; the traces are chosen
-  from the seed, one mutant per trace, and the manifest records which trace carries which.
+- **Planting.** ``Plan.plant`` names mutants of the plan's slice and how many traces carry each;
+  the traces are chosen from the seed, one mutant per trace; a planted trace runs with the
+  configuration its mutant needs (impl.mutants.config_for) and the manifest records, per trace, the
+  mutant and the configuration used.
 """
 
 from __future__ import annotations
@@ -22,14 +28,17 @@ import multiprocessing
 import random
 import shutil
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
-from kconform.impl import ReferenceCluster
-from kconform.impl.mutants import check_mutants
+from kconform.conformance.slices import make_reference
+from kconform.impl.mutants import check_mutants, config_for
 from kconform.model.config import ReplicationConfig
+from kconform.model.configs import REPLICATION, TXN, AnyConfig, config_from_json, slice_of
+from kconform.model.txn_config import TxnConfig
 from kconform.traces import operations as ops
 from kconform.traces.corpus import (
     EVENTS_DIR,
@@ -54,17 +63,20 @@ BUCKET_EVENTS = 1_000_000
 MAX_STEPS_PER_EVENT = 10
 """A trace gives up after ``MAX_STEPS_PER_EVENT * trace_events`` steps, whatever it produced."""
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True)
 class Plan:
     """What to generate: ``events`` in total (at least; traces end on step boundaries), in traces
-    of about ``trace_events``, from ``seed``, every trace with ``config``; ``plant`` maps a mutant
-    name to the number of traces that carry it."""
+    of about ``trace_events``, from ``seed``, of ``config``'s slice; ``plant`` maps a mutant of that
+    slice to the number of traces that carry it. A trace runs with ``config``, a planted one with
+    ``config_for(mutant, config)`` (the configuration its mutant needs to be observable)."""
 
     events: int
     seed: int = 0
     trace_events: int = DEFAULT_TRACE_EVENTS
-    config: ReplicationConfig = field(default_factory=ReplicationConfig)
+    config: AnyConfig = field(default_factory=ReplicationConfig)
     plant: tuple[tuple[str, int], ...] = ()
 
     @property
@@ -81,8 +93,12 @@ class Plan:
         return [list(range(start, min(start + per, self.traces))) for start in range(0, self.traces, per)]
 
     def planted(self) -> dict[int, str]:
-        """Trace id → mutant, chosen from the seed; ValueError if more traces are asked than exist."""
-        check_mutants(name for name, _ in self.plant)
+        """Trace id → mutant, chosen from the seed; ValueError for a mutant of another slice or if more
+        traces are asked than exist."""
+        try:
+            check_mutants((name for name, _ in self.plant), slice_of(self.config))
+        except ValueError as e:
+            raise ValueError(f"{e} (of the {slice_of(self.config)} slice; kconform mutants lists all)") from None
         wanted = sum(n for _, n in self.plant)
         if wanted > self.traces:
             raise ValueError(f"cannot plant {wanted} mutant traces in a corpus of {self.traces} traces")
@@ -94,13 +110,29 @@ class Plan:
         return out
 
     def to_json(self) -> dict[str, Any]:
+        """The plan as the manifest records it (a replication plan's record has no ``slice`` key:
+        manifests written before the exactly-once slice existed stay what they were)."""
+        slice_name = slice_of(self.config)
         return {
+            **({} if slice_name == REPLICATION else {"slice": slice_name}),
             "seed": self.seed,
             "target_events": self.events,
             "trace_events": self.trace_events,
             "plant": {name: n for name, n in self.plant},
-            "workload": "kconform.traces.generate (seeded random operations, swarm fault families)",
+            "workload": f"{WORKLOAD_MODULE[slice_name]} (seeded random operations, swarm fault families)",
         }
+
+
+WORKLOAD_MODULE = {REPLICATION: "kconform.traces.generate", TXN: "kconform.traces.txn_workload"}
+"""Where each slice's random workload is defined."""
+
+
+def trace_config(config: AnyConfig, mutants: tuple[str, ...]) -> AnyConfig:
+    """The configuration a trace carrying ``mutants`` runs with: ``config`` with each mutant's
+    MUTANT_CONFIG overrides (impl.mutants.config_for)."""
+    for name in mutants:
+        config = config_for(name, config)
+    return config
 
 
 def trace_seed(seed: int, trace: int) -> int:
@@ -109,14 +141,38 @@ def trace_seed(seed: int, trace: int) -> int:
     return int.from_bytes(digest, "big") >> 2
 
 
-class Workload:
-    """Seeded random operations for one trace: what the gate's state machine does, without
-    Hypothesis (no shrinking, no database; a plain weighted choice per step)."""
+class SwarmWorkload(ABC, Generic[T]):
+    """A seeded random source of operations for one trace, of either slice: per trace a random half
+    of the slice's operation families is switched on (swarm testing, Groce et al. 2012), then every
+    step is one weighted choice among the rules enabled. What a rule gives (``T``) is the subclass's
+    business: one operation, or a few that are one client action."""
+
+    def __init__(self, rng: random.Random, families: tuple[str, ...]) -> None:
+        self.rng = rng
+        self.families = frozenset(f for f in families if rng.random() < 0.5)
+
+    def choose(self, choices: list[tuple[float, Callable[[], T]]]) -> T:
+        """Run one of ``choices`` (weight, rule), picked with probability proportional to its weight."""
+        total = sum(w for w, _ in choices)
+        pick = self.rng.random() * total
+        for weight, make in choices:
+            pick -= weight
+            if pick < 0:
+                return make()
+        return choices[-1][1]()
+
+    @abstractmethod
+    def next(self) -> ops.Operation:
+        """The trace's next operation."""
+
+
+class Workload(SwarmWorkload[ops.Operation]):
+    """Seeded random operations for one replication trace: what the gate's state machine does,
+    without Hypothesis (no shrinking, no database; a plain weighted choice per step)."""
 
     def __init__(self, rng: random.Random, config: ReplicationConfig) -> None:
-        self.rng = rng
+        super().__init__(rng, FAMILIES)
         self.replicas = config.replicas
-        self.families = frozenset(f for f in FAMILIES if rng.random() < 0.5)
         self.next_rid = 0
         self.crashed: set[int] = set()
         self.isolated = False
@@ -148,13 +204,7 @@ class Workload:
             choices.append((1.0, self._heal) if self.isolated else (0.5, self._isolate))
         if "leadership" in f:
             choices.append((1.0, lambda: ops.MoveLeader(broker=rng.randrange(0, self.replicas))))
-        total = sum(w for w, _ in choices)
-        pick = rng.random() * total
-        for weight, make in choices:
-            pick -= weight
-            if pick < 0:
-                return make()
-        return choices[-1][1]()
+        return self.choose(choices)
 
     def _produce(self) -> ops.Operation:
         self.next_rid += 1
@@ -179,14 +229,29 @@ class Workload:
         return ops.Heal()
 
 
+class TraceWorkload(Protocol):
+    """What a trace needs of a workload: the next operation."""
+
+    def next(self) -> ops.Operation: ...
+
+
+def make_workload(rng: random.Random, config: AnyConfig) -> TraceWorkload:
+    """The random workload of ``config``'s slice."""
+    if isinstance(config, TxnConfig):
+        from kconform.traces.txn_workload import TxnWorkload
+
+        return TxnWorkload(rng, config)
+    return Workload(rng, config)
+
+
 def run_trace(
-    builder: TableBuilder, trace: int, seed: int, config: ReplicationConfig, mutants: frozenset[str], events: int
+    builder: TableBuilder, trace: int, seed: int, config: AnyConfig, mutants: frozenset[str], events: int
 ) -> tuple[int, int]:
-    """Drive one fresh reference cluster until it has reported ``events`` events (or the step cap);
-    add its steps and events to ``builder``; returns (events, steps)."""
+    """Drive one fresh reference cluster of ``config``'s slice until it has reported ``events``
+    events (or the step cap); add its steps and events to ``builder``; returns (events, steps)."""
     rng = random.Random(seed)
-    workload = Workload(rng, config)
-    cluster = ReferenceCluster()
+    workload = make_workload(rng, config)
+    cluster = make_reference(config)
     pos = 0
     step = 0
     try:
@@ -220,15 +285,17 @@ class _Task:
 
 def _run_bucket(task: _Task) -> list[dict[str, Any]]:
     """One worker task: every trace of one bucket, written as that bucket's files."""
-    config = ReplicationConfig.from_json(task.config)
+    config = config_from_json(task.config)
     planted = dict(task.planted)
     builder = TableBuilder()
     metas = []
     for trace in task.traces:
         seed = trace_seed(task.seed, trace)
         mutants = (planted[trace],) if trace in planted else ()
-        n_events, n_steps = run_trace(builder, trace, seed, config, frozenset(mutants), task.trace_events)
-        metas.append(TraceMeta(trace, task.bucket, seed, task.config, mutants, n_events, n_steps).to_json())
+        used = trace_config(config, mutants)
+        recorded = task.config if used == config else used.to_json()
+        n_events, n_steps = run_trace(builder, trace, seed, used, frozenset(mutants), task.trace_events)
+        metas.append(TraceMeta(trace, task.bucket, seed, recorded, mutants, n_events, n_steps).to_json())
     write_bucket(task.root, task.bucket, builder)
     return metas
 
