@@ -38,7 +38,8 @@ def add_parser(commands: Any, add_config_arguments: Any, load_config: Any) -> No
         action="append",
         default=[],
         metavar="MUTANT[:N]",
-        help="switch MUTANT on in N traces (default 1) chosen from the seed; repeatable",
+        help="switch MUTANT (of the corpus's slice) on in N traces (default 1) chosen from the seed, each run with "
+        "the configuration the mutant needs (late-endtxn-next-txn: transaction version 2); repeatable",
     )
     gen.add_argument(
         "--slice",
