@@ -16,8 +16,9 @@ from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS
 from kconform.impl.mutants import mutants_of
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import operations as ops
-from kconform.traces.corpus import EVENTS_DIR, bucket_path, read_manifest
+from kconform.traces.corpus import EVENTS_DIR, Manifest, bucket_path, read_manifest
 from kconform.traces.generate import Plan, generate, trace_seed
+from kconform.traces.mine.engine import run_duckdb
 from kconform.traces.oracle import run_oracle
 from kconform.traces.txn_workload import MAX_INSTANCES, PLANTABLE, UNPLANTABLE, TxnWorkload
 
@@ -119,9 +120,10 @@ def test_clean_txn_corpora_conform(tmp_path: Path, version: int) -> None:
     result = run_oracle(tmp_path / "c", manifest)
     assert sorted(result.verdicts) == [0, 1, 2] and not result.flagged
     assert result.events == manifest.events
+    assert run_duckdb(tmp_path / "c", manifest, manifest.buckets).counts == [], "the miner agrees"
 
 
-def _flagged_exactly_the_planted(root: Path, plan: Plan) -> None:
+def _flagged_exactly_the_planted(root: Path, plan: Plan) -> Manifest:
     manifest = generate(root, plan, workers=2).manifest
     result = run_oracle(root, manifest)
     planted = manifest.planted()
@@ -130,14 +132,18 @@ def _flagged_exactly_the_planted(root: Path, plan: Plan) -> None:
         t: (planted.get(t), result.verdicts[t].name) for t in result.flagged ^ set(planted)
     }
     assert 0 < len(planted) < len(manifest.traces)
+    return manifest
 
 
 def test_a_planted_txn_corpus_is_flagged_in_exactly_the_planted_traces(tmp_path: Path) -> None:
     """Each plantable mutant in one trace of 2,000 events (most of them show in the first 1,600
-    events, see the slow test for the default size), one clean trace: the oracle flags the planted."""
+    events, see the slow test for the default size), one clean trace: the oracle flags the planted,
+    and so does the miner's SQL (on DuckDB)."""
     plant = tuple((name, 1) for name in PLANTABLE)
     plan = Plan(events=(len(plant) + 1) * 2_000, seed=4, trace_events=2_000, config=TxnConfig(), plant=plant)
-    _flagged_exactly_the_planted(tmp_path / "c", plan)
+    manifest = _flagged_exactly_the_planted(tmp_path / "c", plan)
+    mined = run_duckdb(tmp_path / "c", manifest, manifest.buckets)
+    assert {trace for _name, trace, _n, _first in mined.counts} == set(manifest.planted())
 
 
 @pytest.mark.slow
