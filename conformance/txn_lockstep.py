@@ -73,6 +73,7 @@ class TxnJudge:
         """Coverage keys (conformance.coverage) of the events judged conformant."""
         self._allowed_seen: set[str] = set()
         self._violations_seen: set[str] = set()
+        self._memo: I.Memo = {}  # state invariants whose inputs did not change are not re-run
         self._after: TxnState | None = None
         self._handlers: dict[type[ev.Event], Callable[[Any], TxnState]] = {
             ev.ClockAdvanced: lambda e: S.advance_clock(self.state, e.now_ms),
@@ -134,7 +135,9 @@ class TxnJudge:
             self.checks[name] += 1
         if post is pre:
             return []
-        found = I.check_state(post, self.cfg, self.checked) + I.check_step(pre, post, self.cfg, self.checked)
+        found = I.check_state(post, self.cfg, self.checked, self._memo) + I.check_step(
+            pre, post, self.cfg, self.checked
+        )
         out: list[Finding] = []
         for v in found:
             key = f"{v.invariant}: {v.message}"

@@ -36,23 +36,29 @@ KAFKA_17754 = (
 )
 
 
+Inputs = Callable[[TxnState], tuple[object, ...]]
+
+
 @dataclass(frozen=True)
 class TxnInvariant:
-    """A registered guarantee: ``state_check`` sees one state, ``step_check`` a state and its successor."""
+    """A registered guarantee: ``state_check`` sees one state, ``step_check`` a state and its successor.
+    A state check is a function of its ``inputs`` (the parts of the state it reads) and the config
+    only, so its verdict on a state whose inputs are the very same objects as before is the same."""
 
     name: str
     doc: str
     cite: str
     state_check: StateCheck | None = None
     step_check: StepCheck | None = None
+    inputs: Inputs | None = None
 
 
 INVARIANTS: dict[str, TxnInvariant] = {}
 
 
-def _register(name: str, cite: str) -> Callable[[StateCheck], StateCheck]:
+def _register(name: str, cite: str, inputs: Inputs) -> Callable[[StateCheck], StateCheck]:
     def deco(fn: StateCheck) -> StateCheck:
-        INVARIANTS[name] = TxnInvariant(name, (fn.__doc__ or "").strip(), cite, state_check=fn)
+        INVARIANTS[name] = TxnInvariant(name, (fn.__doc__ or "").strip(), cite, state_check=fn, inputs=inputs)
         return fn
 
     return deco
@@ -86,7 +92,11 @@ EXPIRY = (
 # ---------------------------------------------------------------------------------------------
 
 
-@_register("NoDuplicateAppends", "KIP-98 idempotent producer; kafka-facts §2.2")
+@_register(
+    "NoDuplicateAppends",
+    "KIP-98 idempotent producer; kafka-facts §2.2",
+    lambda s: (s.partitions, s.ghost.expired),
+)
 def no_duplicate_appends(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """No client record is appended twice to a partition: retries of an idempotent producer are deduplicated."""
     for name, p in s.partitions.items():
@@ -105,7 +115,11 @@ def no_duplicate_appends(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
             )
 
 
-@_register("PerProducerOrder", "KIP-98 sequence numbers; kafka-facts §2.2")
+@_register(
+    "PerProducerOrder",
+    "KIP-98 sequence numbers; kafka-facts §2.2",
+    lambda s: (s.partitions, s.ghost.expired),
+)
 def per_producer_order(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """On each partition a producer's records appear in sequence order without gaps within an epoch, and its epochs
     never go back."""
@@ -141,13 +155,21 @@ def _client_txns(s: TxnState) -> dict[tuple[str, int], list[tuple[tuple[str, int
     return out
 
 
+def _aborted(fate: Fate | None) -> bool:
+    return fate is not None and not fate.commit
+
+
 def _tv0_split(cfg: TxnConfig, ctxn: int, fates: list[Fate]) -> str:
     if cfg.transaction_version == 0 and any(f.by_ctxn != ctxn for f in fates):
         return KAFKA_17754
     return ""
 
 
-@_register("TxnAtomicity", "KIP-98 atomic multi-partition writes; Jepsen (Kafka 3.x) lost/aborted writes")
+@_register(
+    "TxnAtomicity",
+    "KIP-98 atomic multi-partition writes; Jepsen (Kafka 3.x) lost/aborted writes",
+    lambda s: (s.ghost.owners, s.ghost.fates),
+)
 def txn_atomicity(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """The records and offset commits of one client transaction all commit or all abort, on every partition."""
     for (txn_id, ctxn), items in sorted(_client_txns(s).items()):
@@ -165,43 +187,57 @@ def txn_atomicity(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
             )
 
 
-@_register("NoAbortedRead", "Jepsen/Adya G1a (aborted read); KIP-98 read_committed; kafka-facts §4")
+@_register(
+    "NoAbortedRead",
+    "Jepsen/Adya G1a (aborted read); KIP-98 read_committed; kafka-facts §4",
+    lambda s: (s.ghost.reads, s.ghost.fates),
+)
 def no_aborted_read(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """A read_committed consumer never receives a record of an aborted transaction (G1a)."""
-    for r in sorted(s.ghost.reads):
-        fate = s.ghost.fates.get((r.partition, r.offset))
-        if r.read_committed and fate is not None and not fate.commit:
-            yield Violation("NoAbortedRead", f"read_committed consumer read aborted record at {r.partition}@{r.offset}")
+    fates = s.ghost.fates
+    for r in sorted(r for r in s.ghost.reads if r.read_committed and _aborted(fates.get((r.partition, r.offset)))):
+        yield Violation("NoAbortedRead", f"read_committed consumer read aborted record at {r.partition}@{r.offset}")
 
 
-@_register("NoUncommittedRead", "KIP-98 read_committed (LSO); kafka-facts §4; Redpanda #3036")
+@_register(
+    "NoUncommittedRead",
+    "KIP-98 read_committed (LSO); kafka-facts §4; Redpanda #3036",
+    lambda s: (s.ghost.reads,),
+)
 def no_uncommitted_read(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """A read_committed consumer only receives transactional records whose transaction had committed when the fetch was
     served."""
-    for r in sorted(s.ghost.reads):
-        if r.read_committed and not r.stable_when_served:
-            yield Violation(
-                "NoUncommittedRead", f"read_committed consumer read {r.partition}@{r.offset} before it committed"
-            )
+    for r in sorted(r for r in s.ghost.reads if r.read_committed and not r.stable_when_served):
+        yield Violation(
+            "NoUncommittedRead", f"read_committed consumer read {r.partition}@{r.offset} before it committed"
+        )
 
 
-@_register("LsoBounds", "KIP-98 last stable offset; UnifiedLog.lastStableOffset; kafka-facts §2.4, §4")
+@_register(
+    "LsoBounds",
+    "KIP-98 last stable offset; UnifiedLog.lastStableOffset; kafka-facts §2.4, §4",
+    lambda s: (s.partitions, s.ghost.served),
+)
 def lso_bounds(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """Every partition's HW is at most its LEO, and every LSO served is at most the HW and never past an unstable
     transaction's first offset."""
     for name, p in s.partitions.items():
         if p.hw > p.leo:
             yield Violation("LsoBounds", f"{name}: HW {p.hw} > LEO {p.leo}")
-    for sv in sorted(s.ghost.served):
-        if sv.lso > sv.hw or sv.hw > sv.leo or (sv.first_unstable >= 0 and sv.lso > sv.first_unstable):
-            yield Violation(
-                "LsoBounds",
-                f"{sv.partition}: LSO {sv.lso} served with HW {sv.hw}, LEO {sv.leo}, first unstable "
-                f"{sv.first_unstable}",
-            )
+    for sv in sorted(
+        sv for sv in s.ghost.served if sv.lso > sv.hw or sv.hw > sv.leo or 0 <= sv.first_unstable < sv.lso
+    ):
+        yield Violation(
+            "LsoBounds",
+            f"{sv.partition}: LSO {sv.lso} served with HW {sv.hw}, LEO {sv.leo}, first unstable {sv.first_unstable}",
+        )
 
 
-@_register("NoZombieCommit", "KIP-98 producer fencing; KAFKA-6119; kafka-facts §1.11")
+@_register(
+    "NoZombieCommit",
+    "KIP-98 producer fencing; KAFKA-6119; kafka-facts §1.11",
+    lambda s: (s.ghost.owners, s.ghost.fates),
+)
 def no_zombie_commit(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """A write by a fenced producer epoch (the coordinator had moved past it when it was appended) never commits."""
     for key, owner in s.ghost.owners.items():
@@ -212,15 +248,23 @@ def no_zombie_commit(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
             )
 
 
-@_register("ValidTxnTransitions", "kafka-facts §1.1 TransactionState.validPreviousStates; KIP-890 part 2")
+@_register(
+    "ValidTxnTransitions",
+    "kafka-facts §1.1 TransactionState.validPreviousStates; KIP-890 part 2",
+    lambda s: (s.ghost.transitions,),
+)
 def valid_txn_transitions(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """The coordinator moves a transactional id only along Kafka's valid-previous-state table."""
-    for src, dst in sorted(s.ghost.transitions):
-        if not G.is_valid_transition(src, dst, cfg.transaction_version):
-            yield Violation("ValidTxnTransitions", f"{src} → {dst} is not in the valid-previous table")
+    tv = cfg.transaction_version
+    for src, dst in sorted(t for t in s.ghost.transitions if not G.is_valid_transition(t[0], t[1], tv)):
+        yield Violation("ValidTxnTransitions", f"{src} → {dst} is not in the valid-previous table")
 
 
-@_register("NoHangingTransaction", "KIP-890 part 1 (hanging transactions); KAFKA-14402; KIP-98 timeouts")
+@_register(
+    "NoHangingTransaction",
+    "KIP-890 part 1 (hanging transactions); KAFKA-14402; KIP-98 timeouts",
+    lambda s: (s.ghost.open_at_quiescence, s.partitions, s.txns),
+)
 def no_hanging_transaction(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """Every transaction open on a partition belongs to a coordinator transaction (Ongoing or Prepare*) that includes
     the partition, and none is left open once the world has quiesced (delivered everything, fired every timer)."""
@@ -239,7 +283,11 @@ def no_hanging_transaction(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
                 )
 
 
-@_register("OneOutcomePerTransaction", "KIP-98; Jepsen (Kafka 3.x) lost writes; KAFKA-17754")
+@_register(
+    "OneOutcomePerTransaction",
+    "KIP-98; Jepsen (Kafka 3.x) lost writes; KAFKA-17754",
+    lambda s: (s.ghost.fates, s.ghost.owners, s.ghost.end_answers),
+)
 def one_outcome_per_transaction(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """Each coordinator transaction has one outcome on every partition, and a client told its transaction committed (or
     aborted) sees its records end so."""
@@ -266,7 +314,11 @@ def one_outcome_per_transaction(s: TxnState, cfg: TxnConfig) -> Iterator[Violati
             )
 
 
-@_register("NoUncommittedOffsetRead", "KIP-98 transactional offset commits; KIP-447; kafka-facts §1.10")
+@_register(
+    "NoUncommittedOffsetRead",
+    "KIP-98 transactional offset commits; KIP-447; kafka-facts §1.10",
+    lambda s: (s.ghost.offset_reads, s.partitions, s.ghost.fates),
+)
 def no_uncommitted_offset_read(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """OffsetFetch returns only offsets of plain commits or of committed transactions."""
     for r in sorted(s.ghost.offset_reads):
@@ -302,12 +354,31 @@ def producer_epoch_monotonic(pre: TxnState, post: TxnState, cfg: TxnConfig) -> I
                 )
 
 
-def check_state(s: TxnState, cfg: TxnConfig, names: frozenset[str] | None = None) -> list[Violation]:
-    """Every state invariant (or the named ones) over ``s``."""
+Memo = dict[str, tuple[TxnConfig, tuple[object, ...], list[Violation]]]
+"""Per invariant: the config and inputs of its last check, and its verdict then."""
+
+
+def check_state(
+    s: TxnState, cfg: TxnConfig, names: frozenset[str] | None = None, memo: Memo | None = None
+) -> list[Violation]:
+    """Every state invariant (or the named ones) over ``s``. With a ``memo`` (one per sequence of
+    states, e.g. one judge's), an invariant whose inputs are the same objects as at its previous
+    check in that memo is not re-run: its verdict then is returned again (states are immutable)."""
     out: list[Violation] = []
     for inv in INVARIANTS.values():
-        if inv.state_check is not None and (names is None or inv.name in names):
+        if inv.state_check is None or (names is not None and inv.name not in names):
+            continue
+        if memo is None or inv.inputs is None:
             out.extend(inv.state_check(s, cfg))
+            continue
+        inputs = inv.inputs(s)
+        last = memo.get(inv.name)
+        if last is not None and last[0] is cfg and all(a is b for a, b in zip(last[1], inputs, strict=True)):
+            out.extend(last[2])
+            continue
+        found = list(inv.state_check(s, cfg))
+        memo[inv.name] = (cfg, inputs, found)
+        out.extend(found)
     return out
 
 

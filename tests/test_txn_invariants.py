@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -89,6 +90,43 @@ def test_state_invariant_fires_on_a_bad_state(name: str) -> None:
     assert name not in _names(I.check_state(good, CFG, frozenset({name})))
     bad = BAD_STATES[name](good)
     assert name in _names(I.check_state(bad, CFG, frozenset({name})))
+
+
+class _Recorder:
+    """Stands for a TxnState (or its ghost) and records which of its fields are read."""
+
+    def __init__(self, obj: Any, path: tuple[str, ...], seen: set[tuple[str, ...]]) -> None:
+        self._obj, self._path, self._seen = obj, path, seen
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._obj, name)
+        path = (*self._path, name)
+        if path == ("ghost",):
+            return _Recorder(value, path, self._seen)
+        self._seen.add(path)
+        return value
+
+
+def reads(fn: Any, state: Any, *args: Any) -> set[tuple[str, ...]]:
+    seen: set[tuple[str, ...]] = set()
+    result = fn(_Recorder(state, (), seen), *args)
+    if not isinstance(result, tuple):
+        list(result)
+    return seen
+
+
+@pytest.mark.parametrize("name", sorted(BAD_STATES))
+def test_a_memo_recomputes_what_changed_and_declares_what_it_reads(name: str) -> None:
+    """Judged through one memo (as the judge does), good → bad → good gives the verdicts of checking
+    each state afresh; the invariant reads, on the bad state too, only the inputs it declares."""
+    good = good_state()
+    bad = BAD_STATES[name](good)
+    memo: I.Memo = {}
+    for s in (good, bad, good, bad):
+        assert I.check_state(s, CFG, memo=memo) == I.check_state(s, CFG)
+    inv = I.INVARIANTS[name]
+    assert inv.state_check is not None and inv.inputs is not None
+    assert reads(inv.state_check, bad, CFG) <= reads(inv.inputs, bad)
 
 
 def test_all_state_invariants_are_covered_by_a_bad_state() -> None:
