@@ -225,16 +225,16 @@ class TxnBroker:
     # ------------------------------------------------------------------------------ produce
 
     def _on_produce(self, msg: Message, req: TxnProduceRequest) -> None:
-        """Produce of one batch: duplicate check, then verification, then validation (kafka-facts
-        §2.2 order; §1.9)."""
+        """Produce of one batch: verification when the partition has no ongoing transaction of the
+        producer (ReplicaManager asks the coordinator before it appends, kafka-facts §1.9; so a late
+        copy of a batch whose transaction ended there is verified, not answered as a duplicate),
+        then the append's duplicate check and validation (§2.2)."""
         log = self.logs.get(req.partition)
         if log is None:
             self._produce_answer(msg.src, msg.msg_id, req, "rejected", NOT_LEADER_OR_FOLLOWER, -1, -1)
             return
-        duplicate = log.find_duplicate(req.pid, req.epoch, req.base_seq, len(req.rids))
         needs_verification = (
-            duplicate is None
-            and req.transactional
+            req.transactional
             and self.world.config.verification
             and not self.world.mutant(m.NO_VERIFICATION)
             and not log.has_ongoing(req.pid)
