@@ -81,6 +81,25 @@ def test_the_workload_does_what_the_gate_machine_does() -> None:
     assert zombie_acts > 0
 
 
+def test_every_trace_holds_messages_back_whatever_its_families() -> None:
+    """The "delays" episodes run in every trace (at BASE_RATE when the family is off): a message
+    at the head of the queue stays there while at least two others overtake it (Deliver(1)), then
+    arrives (Deliver(0)); and each trace moves the coordinator and quiesces."""
+    for trace in range(8):
+        workload = TxnWorkload(random.Random(trace_seed(3, trace)), TxnConfig())
+        steps = [workload.next() for _ in range(1_500)]
+        held = overtaken = 0
+        for op in steps:
+            if op == ops.Deliver(1):
+                overtaken += 1
+            else:
+                held += op == ops.Deliver(0) and overtaken >= 2
+                overtaken = 0
+        assert held >= 3, (trace, sorted(workload.families))
+        assert any(isinstance(op, ops.MoveCoordinator) for op in steps)
+        assert any(isinstance(op, ops.Quiesce) for op in steps)
+
+
 def test_planted_txn_traces_run_with_the_config_their_mutant_needs(tmp_path: Path) -> None:
     plan = Plan(events=1_500, seed=3, trace_events=500, config=TxnConfig(), plant=(("late-endtxn-next-txn", 1),))
     manifest = generate(tmp_path / "c", plan).manifest
@@ -136,11 +155,13 @@ def _flagged_exactly_the_planted(root: Path, plan: Plan) -> Manifest:
 
 
 def test_a_planted_txn_corpus_is_flagged_in_exactly_the_planted_traces(tmp_path: Path) -> None:
-    """Each plantable mutant in one trace of 2,000 events (most of them show in the first 1,600
-    events, see the slow test for the default size), one clean trace: the oracle flags the planted,
-    and so does the miner's SQL (on DuckDB)."""
+    """Each plantable mutant in one trace of 3,000 events (see the slow test for the default size),
+    one clean trace: the oracle flags the planted, and so does the miner's SQL (on DuckDB). Not
+    2,000: there the oracle flags lso-ignores-ongoing at event 266 by the LSO of a read_uncommitted
+    answer, which no stream invariant checks, and the miner first at event 2,829 (a read_committed
+    answer past an open transaction)."""
     plant = tuple((name, 1) for name in PLANTABLE)
-    plan = Plan(events=(len(plant) + 1) * 2_000, seed=4, trace_events=2_000, config=TxnConfig(), plant=plant)
+    plan = Plan(events=(len(plant) + 1) * 3_000, seed=4, trace_events=3_000, config=TxnConfig(), plant=plant)
     manifest = _flagged_exactly_the_planted(tmp_path / "c", plan)
     mined = run_duckdb(tmp_path / "c", manifest, manifest.buckets)
     assert {trace for _name, trace, _n, _first in mined.counts} == set(manifest.planted())

@@ -40,6 +40,15 @@ trace of thousands of steps outlives the gate machine's six, and a fenced instan
 BACK = (0, 0, 0, 1, 2)
 """Which instance acts, as in the gate machine: 0 the newest, 1 the one before (a zombie once fenced)."""
 
+WORKLOAD_FAMILIES = (*FAMILIES, "delays")
+"""The gate machine's families and "delays": episodes in which the network holds one message back
+while later traffic overtakes it (a late EndTxn, a deposed coordinator's marker, a zombie's batch),
+a coordinator failover in PrepareCommit/PrepareAbort, duplicates at the edge of the dedup window,
+offsets fetched while their transaction is open."""
+
+HOLD_RATE = 0.3
+"""Weight of each "delays" episode (TxnWorkload._held_end_txn and the others) when the family is on."""
+
 BASE_RATE = 0.5
 """How much of "offsets" and of the duplicates of "message-faults" every trace has when the family
 is off, relative to when it is on. Consume-transform-produce (SendOffsets, offset fetches) and a
@@ -54,12 +63,14 @@ class TxnWorkload(SwarmWorkload[tuple[ops.Operation, ...]]):
     """Seeded random operations for one exactly-once trace (see the module docstring)."""
 
     def __init__(self, rng: random.Random, config: TxnConfig) -> None:
-        super().__init__(rng, FAMILIES)
+        super().__init__(rng, WORKLOAD_FAMILIES)
         self.data = config.data
         self.group = config.groups[0]
         self.txn_id = config.transactional_ids[0]
         self.brokers = config.brokers
         self.instances = 1
+        self.coordinator = config.initial_leader(config.state_partition(self.txn_id))
+        """The broker the workload last made the transactional id's coordinator (it moves it itself)."""
         self.idempotent_started = False
         self.pending: deque[ops.Operation] = deque(
             (ops.InitProducer(client=0, txn_id=self.txn_id), ops.Run(ms=RUN_MS[0]))
@@ -94,7 +105,7 @@ class TxnWorkload(SwarmWorkload[tuple[ops.Operation, ...]]):
         out.append((offsets, lambda: (ops.FetchOffsets(group=self.group, require_stable=rng.random() < 0.5),)))
         out.append((self._rate("message-faults"), lambda: (ops.Duplicate(index=rng.randrange(0, 17)),)))
         if "coordinator" in f:
-            out.append((0.5, lambda: (ops.MoveCoordinator(txn_id=self.txn_id, broker=rng.randrange(self.brokers)),)))
+            out.append((0.5, lambda: (self._move_coordinator(rng.randrange(self.brokers)),)))
         if "timeouts" in f:
             out.append((0.5, lambda: (ops.Advance(ms=rng.choice(TIMEOUT_MS)),)))
         if "scheduling" in f:
@@ -103,8 +114,15 @@ class TxnWorkload(SwarmWorkload[tuple[ops.Operation, ...]]):
             out.append((1.0, lambda: (ops.Settle(max_messages=rng.choice((3, 30))),)))
         if "message-faults" in f:
             out.append((1.0, lambda: (ops.Drop(index=rng.randrange(0, 17)),)))
-        if "liveness" in f:
-            out.append((0.2, lambda: (ops.Quiesce(max_ms=QUIESCE_MS),)))
+        out.append((0.2 * self._rate("liveness"), lambda: (ops.Quiesce(max_ms=QUIESCE_MS),)))
+        delays = HOLD_RATE * self._rate("delays")
+        out.append((delays, self._held_end_txn))
+        out.append((delays, self._deposed_marker))
+        out.append((delays, self._failover_in_prepare))
+        out.append((delays, self._window_duplicates))
+        out.append((delays, self._offsets_before_end))
+        if self.instances < MAX_INSTANCES:
+            out.append((delays, self._zombie_batch))
         return out
 
     def _rate(self, family: str) -> float:
@@ -141,6 +159,112 @@ class TxnWorkload(SwarmWorkload[tuple[ops.Operation, ...]]):
             return (send,)
         self.idempotent_started = True
         return ops.InitProducer(client=IDEMPOTENT_CLIENT, txn_id=""), send
+
+    def _move_coordinator(self, broker: int) -> ops.Operation:
+        self.coordinator = broker
+        return ops.MoveCoordinator(txn_id=self.txn_id, broker=broker)
+
+    def _other_broker(self) -> int:
+        return self.rng.choice([b for b in range(self.brokers) if b != self.coordinator])
+
+    # ------------------------------------------------------------------ the "delays" episodes
+    # Each is one client action on a healthy network (Run drains what is in flight first) whose
+    # request, or the coordinator's marker it causes, the network then holds at the head of the
+    # queue while later traffic overtakes it (Deliver(1), as the zoo's _behind); the counts are
+    # drawn around those of the reference, so some episodes release the held message early.
+
+    def _drain(self) -> ops.Operation:
+        return ops.Run(ms=RUN_MS[0])
+
+    def _fresh_txn(self, client: int, partition: str) -> tuple[ops.Operation, ...]:
+        """End what ``client`` has open (commit, or abort if it cannot commit), then a new
+        transaction with one batch to ``partition``, answered."""
+        send = ops.Send(client, partition, self.rng.randint(1, 3))
+        return ops.CommitTxn(client), ops.AbortTxn(client), self._drain(), ops.BeginTxn(client), send, self._drain()
+
+    def _end(self, client: int) -> ops.Operation:
+        return ops.CommitTxn(client) if self.rng.random() < 0.7 else ops.AbortTxn(client)
+
+    def _overtake(self, *counts: int) -> tuple[ops.Operation, ...]:
+        return (ops.Deliver(1),) * self.rng.choice(counts)
+
+    def _next_txn(self, client: int, partition: str) -> tuple[ops.Operation, ...]:
+        """``client``'s next transaction: a batch to ``partition``, overtaking the held message."""
+        send = ops.Send(client, partition, self.rng.randint(1, 3))
+        return ops.BeginTxn(client), send, *self._overtake(4, 5, 6, 7)
+
+    def _held_end_txn(self) -> tuple[ops.Operation, ...]:
+        """An EndTxn retried (one copy delivered) whose first copy the network holds until the
+        producer's next transaction is Ongoing (KAFKA-17754, KIP-890 part 2)."""
+        client, partition = self.instances - 1, self._partition()
+        held = (self._end(client), ops.Duplicate(0), *self._overtake(2, 3, 4))
+        return *self._fresh_txn(client, partition), *held, *self._next_txn(client, partition), ops.Deliver(0)
+
+    def _deposed_marker(self) -> tuple[ops.Operation, ...]:
+        """A commit's marker held in the network while the coordinator fails over, the new one
+        completes the transaction and the producer's next one is Ongoing on the same partition
+        (KIP-98 coordinator epochs: TRANSACTION_COORDINATOR_FENCED)."""
+        client, partition = self.instances - 1, self._partition()
+        prepare = (ops.CommitTxn(client), ops.DeliverTo(self.coordinator), ops.Deliver(0))
+        failover = (self._move_coordinator(self._other_broker()), ops.Advance(10), *self._overtake(1, 2, 3))
+        return (
+            *self._fresh_txn(client, partition),
+            *prepare,
+            *failover,
+            *self._next_txn(client, partition),
+            ops.Deliver(0),
+        )
+
+    def _failover_in_prepare(self) -> tuple[ops.Operation, ...]:
+        """A coordinator failover right after it wrote PrepareCommit/PrepareAbort, its markers in
+        flight or lost (KIP-98: the new coordinator completes what its log says), and sometimes the
+        cluster left alone until quiet."""
+        client = self.instances - 1
+        prepare = (self._end(client), ops.DeliverTo(self.coordinator))
+        lost = (ops.Drop(1),) if self.rng.random() < 0.5 else ()
+        quiet = (ops.Quiesce(QUIESCE_MS),) if self.rng.random() < 0.5 else ()
+        move = self._move_coordinator(self._other_broker())
+        return *self._fresh_txn(client, self._partition()), *prepare, *lost, move, *quiet
+
+    def _window_duplicates(self) -> tuple[ops.Operation, ...]:
+        """Two to five batches of one producer in flight to one partition, the oldest delivered
+        twice: once first, once after the others (a retry whose first copy arrived; KIP-98
+        idempotence, KAFKA-5494's window of five). The idempotent producer or the newest
+        transactional one."""
+        partition = self._partition()
+        if self.rng.random() < 0.5:
+            client = IDEMPOTENT_CLIENT
+            start: tuple[ops.Operation, ...] = (self._drain(),)
+            if not self.idempotent_started:
+                self.idempotent_started = True
+                start = (ops.InitProducer(client=IDEMPOTENT_CLIENT, txn_id=""), self._drain())
+        else:
+            client = self.instances - 1
+            start = self._fresh_txn(client, partition)
+        n = self.rng.randint(2, 5)
+        sends = tuple(ops.Send(client, partition, self.rng.randint(1, 3)) for _ in range(n))
+        return *start, *sends, ops.Duplicate(0), *self._overtake(*range(1, n)), ops.Deliver(0)
+
+    def _offsets_before_end(self) -> tuple[ops.Operation, ...]:
+        """Consume-transform-produce: a transaction's consumer offsets sent, fetched by another
+        client (a lag monitor) while it is open and again after it ended (KIP-98, KIP-447)."""
+        client = self.instances - 1
+        offsets = ops.SendOffsets(client, self.group, self._partition(), self.rng.randrange(0, 7))
+        fetch = ops.FetchOffsets(group=self.group, require_stable=self.rng.random() < 0.5)
+        close = (ops.CommitTxn(client), ops.AbortTxn(client), self._drain())
+        txn = (ops.BeginTxn(client), offsets, self._drain(), fetch, self._drain(), self._end(client), self._drain())
+        return *close, *txn, fetch, self._drain()
+
+    def _zombie_batch(self) -> tuple[ops.Operation, ...]:
+        """A producer's batch held in the network while a new instance with the same
+        transactional id starts (fencing it) and writes to the same partition in its own
+        transaction; then the zombie's batch arrives (KIP-98 fencing, INVALID_PRODUCER_EPOCH)."""
+        old, partition = self.instances - 1, self._partition()
+        close = (ops.CommitTxn(old), ops.AbortTxn(old), self._drain())
+        batch = (ops.BeginTxn(old), ops.Send(old, partition, 1), ops.DeliverTo(self.coordinator), ops.Deliver(0))
+        new = self._new_instance()
+        fence = (*self._overtake(3, 4, 5), ops.Advance(100), *self._overtake(1, 2, 3))
+        return *close, *batch, *new, *fence, *self._next_txn(self.instances - 1, partition), ops.Deliver(0)
 
     def _consume(self) -> tuple[ops.Operation, ...]:
         consumer = self.rng.choice(CONSUMERS)
