@@ -279,35 +279,38 @@ oracle flag exactly the planted traces."""
 UNPLANTABLE: dict[str, str] = {
     "txn-offsets-visible-early": (
         "needs an OffsetFetch while a TxnOffsetCommit's transaction is open, or after it aborted, of an offset "
-        "other than the committed one; a trace has only 2 to 20 TxnOffsetCommits that reach the coordinator "
-        "(SendOffsets is a no-op for a producer not in a transaction, fenced or failed): 13 of 16 traces"
+        'other than the committed one; with the "delays" episodes 4 of 4 traces (seed 3, TV0 and TV2), '
+        "not yet measured on 16 traces at two seeds (before them: 13 of 16)"
     ),
     "no-sequence-dedup": (
-        "needs a produce request that reaches the leader twice (a Duplicate, or a retry after a drop or a "
-        "timeout) while its first copy was appended; 15 of 16 traces of default size do"
+        "needs a produce request that reaches the leader twice while its first copy was appended; with the "
+        "window-edge duplicates 4 of 4 traces (seed 3, TV0 and TV2), not yet measured on 16 at two seeds "
+        "(before them: 15 of 16)"
     ),
     "small-dedup-window": (
         "needs a duplicate of an older batch while two or more batches of the producer are in flight on one "
-        "partition; 3 of 16 traces of default size have one"
+        "partition; with the window-edge duplicates 4 of 4 traces (seed 3, TV0 and TV2), not yet measured on "
+        "16 at two seeds (before them: 3 of 16)"
     ),
     "no-produce-epoch-fencing": (
-        "needs a zombie's batch held in the network (or retried) until a newer instance has an open transaction "
-        "on the same partition (the zoo's zombie-delayed-produce); the swarm's zombie family is on in half the "
-        "traces, and 1 of 16 traces of default size gets there"
+        "needs a zombie's batch held in the network until a newer instance has an open transaction on the same "
+        "partition; the zombie episode gets there in 7 of 16 traces (seed 3, TV0): it needs the newest instance "
+        "ready, not fenced, and fewer than 15 instances (before it: 1 of 16)"
     ),
     "late-endtxn-next-txn": (
         "needs a copy of an EndTxn held in the network while its transaction completes and the next one is "
-        "Ongoing (KAFKA-17754: Duplicate of the EndTxn, then about ten messages overtaking it): no healthy Run "
-        "may deliver it in between; 0 of 8 traces of default size under TV2"
+        "Ongoing (KAFKA-17754); the held-EndTxn episode gets there in 15 of 16 traces at seeds 3 and 4 (TV2, "
+        "which the mutant forces; before it: 0 of 8)"
     ),
     "stale-coordinator-epoch-marker": (
         "needs a marker of a deposed coordinator held in the network across a coordinator move, the new "
-        "coordinator's completion and the producer's next transaction on that partition; 0 of 8 traces"
+        "coordinator's completion and the producer's next transaction on that partition; with the deposed-marker "
+        "episode 4 of 4 traces (seed 3, TV0 and TV2), not yet measured on 16 at two seeds (before it: 0 of 8)"
     ),
     "failover-forgets-prepare": (
-        "needs a coordinator move while a transaction is PrepareCommit/PrepareAbort with markers unanswered, "
-        "then a Quiesce to show the hanging transaction; a healthy Run completes a Prepare* within one step, "
-        "so the move must fall between a targeted delivery of the EndTxn and the marker answers; 0 of 8 traces"
+        "needs a coordinator move while a transaction is PrepareCommit/PrepareAbort, then a Quiesce to show the "
+        "hanging transaction; the failover episode quiesces in half its runs, and 7 or 8 of 16 traces show it "
+        "(seeds 3 and 4, TV0 and TV2; before it: 0 of 8)"
     ),
     "epoch-overflow": (
         "needs the producer epoch at 32,766: 32,766 InitProducerId round trips (or, under TV2, as many "
