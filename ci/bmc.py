@@ -69,16 +69,14 @@ def run_bmc(options: BmcOptions, console: Console | None = None) -> int:
         names = sorted(options.invariants) if options.invariants is not None else list(INVARIANTS)
         console.print(induction_table(cfg, bounds, names))
         return EXIT_PASS
-    table = Table(title="length k: is there a violating run of exactly k actions?")
-    table.add_column("k", justify="right")
-    table.add_column("result")
-    table.add_column("solve s", justify="right")
+    console.print("length k: is there a violating run of exactly k actions? (each line as it is decided)")
+    console.print(f"{'k':>4}  {'result':<16}  {'solve s':>9}")
 
     def report(k: int, found: bool, seconds: float) -> None:
-        table.add_row(str(k), "[red]SAT (violation)[/red]" if found else "UNSAT", f"{seconds:.2f}")
+        verdict = "[red]SAT (violation)[/red]" if found else "UNSAT" + " " * 11
+        console.print(f"{k:>4}  {verdict}  {seconds:>9.2f}")
 
     result = bmc(cfg, bounds, options.invariants, options.steps, report)
-    console.print(table)
     v = result.found
     if v is None:
         console.print(

@@ -2,8 +2,8 @@
 
 Issue 5. Over the SMT encoding of conformance.bmc_encoding (the atomic actions of model.actions,
 same labels), ``bmc`` unrolls the transition relation from the booted cluster one step at a time
-(incremental solving: the path prefix stays asserted, each length's negated invariant is checked
-under a fresh assumption literal) and asks z3 for a state (or step) that breaks one of the named
+(each length decided by its own solver behind z3's bit-vector preprocessing, or incrementally:
+``SOLVING``) and asks z3 for a state (or step) that breaks one of the named
 invariants. What it guarantees:
 
 - a run it returns has the minimal number of actions of any violating run within the bounds: every
@@ -98,16 +98,31 @@ def partition_slots(bounds: SearchBounds, steps: int) -> int:
     return top + 1
 
 
+SOLVING = ("fresh", "incremental")
+"""How ``bmc`` solves each length: ``fresh`` (default) gives each length its own solver behind
+z3's full bit-vector preprocessing (FRESH_TACTIC); ``incremental`` keeps one solver for all lengths
+(the prefix stays asserted, each length's goal under a fresh assumption literal), which keeps
+learned clauses but runs without most preprocessing. ci/benchmarks/bmc_solving.py measures both."""
+
+FRESH_TACTIC = ("simplify", "propagate-values", "solve-eqs", "elim-uncnstr", "simplify", "bit-blast", "aig", "sat")
+"""The tactic of a fresh per-length solver: word-level simplification and elimination of the
+variables the transition defines, bit-blasting, and-inverter-graph compression, then SAT."""
+
+
 def bmc(
     cfg: ReplicationConfig,
     bounds: SearchBounds,
     invariants: Iterable[str] | None = None,
     max_steps: int = 12,
     report: StepReport | None = None,
+    solving: str = "fresh",
 ) -> BmcResult:
     """Search runs of 0, 1, ..., ``max_steps`` actions from the booted cluster for a violation of
-    any of ``invariants`` (None: all), stopping at the first length that has one."""
+    any of ``invariants`` (None: all), stopping at the first length that has one. ``solving``:
+    one of SOLVING (the verdicts are the same; only the time differs)."""
     enc.check_supported(cfg, bounds)
+    if solving not in SOLVING:
+        raise ValueError(f"unknown solving mode {solving!r}: one of {SOLVING}")
     names = _names(invariants)
     start = time.perf_counter()
     d = enc.dims_for(bounds, cfg, partition_slots(bounds, max_steps))
@@ -115,8 +130,10 @@ def bmc(
     init = canonical(booted_state(cfg), cfg)
     states = [enc.variables(d, "s0")]
     acts: list[Term] = []
+    steps: list[Term] = []
+    booted = enc.equal(states[0], enc.constants(enc.project(init, cfg, d)))
     solver = z3.SolverFor("QF_BV")
-    solver.add(enc.equal(states[0], enc.constants(enc.project(init, cfg, d))))
+    solver.add(booted)
     result = BmcResult(names, max_steps)
     for k in range(max_steps + 1):
         if k > 0:
@@ -124,19 +141,27 @@ def bmc(
             acts.append(enc.action_variable(f"act{k}"))
             # Step k starts in a state of partition epoch <= k - 1 (the boot publishes 0, an action
             # at most one record): a hint that keeps the early steps' formulas small.
-            solver.add(enc.transition(cfg, d, states[k - 1], states[k], acts[-1], pe_hint=k - 1))
+            steps.append(enc.transition(cfg, d, states[k - 1], states[k], acts[-1], pe_hint=k - 1))
         bad = [z3.Not(enc.state_invariant(n, d, states[k])) for n in names if n in enc.STATE_INVARIANTS]
         if k > 0:
             bad += [
                 z3.Not(enc.step_invariant(n, d, states[k - 1], states[k])) for n in names if n in enc.STEP_INVARIANTS
             ]
+        violation = z3.Or(bad) if bad else z3.BoolVal(False)
         tick = time.perf_counter()
-        # Incremental: the prefix stays asserted; this length's goal is guarded by a fresh literal
-        # and checked under it (z3 keeps its incremental SAT solver and learned clauses, which
-        # push/pop on bit-vectors would give up for a slower general solver).
-        goal = z3.Bool(f"violation@{k}")
-        solver.add(z3.Implies(goal, z3.Or(bad) if bad else z3.BoolVal(False)))
-        verdict = solver.check(goal)
+        if solving == "fresh":
+            solver = z3.Then(*FRESH_TACTIC).solver()
+            solver.add(booted, *steps, violation)
+            verdict = solver.check()
+        else:
+            # The prefix stays asserted; this length's goal is guarded by a fresh literal and
+            # checked under it (z3 keeps its incremental SAT solver and learned clauses, which
+            # push/pop on bit-vectors would give up for a slower general solver).
+            if k > 0:
+                solver.add(steps[-1])
+            goal = z3.Bool(f"violation@{k}")
+            solver.add(z3.Implies(goal, violation))
+            verdict = solver.check(goal)
         model = solver.model() if verdict == z3.sat else None
         seconds = time.perf_counter() - tick
         if verdict == z3.unknown:
@@ -188,7 +213,7 @@ def disagreements(
     d = enc.dims_for(bounds, cfg, slots)
     pre, post = enc.variables(d, "pre"), enc.variables(d, "post")
     act = enc.action_variable("act")
-    steps = enc.encode_actions(cfg, d, pre)
+    steps = enc.encode_actions(cfg, d, pre, act)
     index = {label: i for i, (label, _en, _nxt) in enumerate(steps)}
     solver = z3.SolverFor("QF_BV")
     solver.add(enc.transition(cfg, d, pre, post, act, steps))
@@ -251,7 +276,7 @@ def _disagrees(solver: z3.Solver, holds: Term, name: str, cfg: ReplicationConfig
 
 def _diagnose(
     solver: z3.Solver,
-    steps: list[tuple[str, Term, dict[str, Term]]],
+    steps: enc.Steps,
     expected: Mapping[str, enc.Vector],
     post: Mapping[str, Term],
     act: Term,

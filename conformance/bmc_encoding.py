@@ -593,21 +593,37 @@ def _move_leader(s: Sym, cfg: ReplicationConfig, b: int) -> Step:
     return en, t
 
 
-def _metadata(s: Sym, cfg: ReplicationConfig, b: int, p: int) -> Step:
+def _metadata_enabled(s: Sym, b: int, p: int) -> Term:
+    """When successors() offers ``metadata(b, pe=p)``: the record exists, is newer than what ``b``
+    applied (a broker that never applied one takes the latest only) and its leader epoch is not
+    older."""
     if s.pe_hint is not None and p > s.pe_hint:
-        return z3.BoolVal(False), s
+        return z3.BoolVal(False)
     r = s.reps[b]
-    rec_leader, rec_le, rec_isr = s.pub_leader[p], s.pub_le[p], s.pub_isr[p]
-    en = z3.And(p <= s.c_pe, z3.Implies(r.pe < 0, s.c_pe == p), r.pe < p, rec_le >= r.le)
+    return z3.And(p <= s.c_pe, z3.Implies(r.pe < 0, s.c_pe == p), r.pe < p, s.pub_le[p] >= r.le)
+
+
+def _metadata_next(s: Sym, cfg: ReplicationConfig, b: int, p: int | Term) -> Sym:
+    """Broker ``b`` applies published record ``p`` (replication.apply_metadata); ``p`` may be a
+    term (the metadata family's shared successor: one formula for every record)."""
+    r = s.reps[b]
+    if isinstance(p, int):
+        rec_leader, rec_le, rec_isr, pe = s.pub_leader[p], s.pub_le[p], s.pub_isr[p], _num(p)
+    else:
+        top = s.d.partition_slots if s.pe_hint is None else min(s.d.partition_slots, s.pe_hint + 1)
+        rec_leader = _select(s.pub_leader[:top], p, _num(-1))
+        rec_le = _select(s.pub_le[:top], p, _num(-1))
+        rec_isr = [_select([row[m] for row in s.pub_isr[:top]], p, z3.BoolVal(False)) for m in range(s.d.replicas)]
+        pe = p
     lead = _clone_rep(r)
-    lead.leader, lead.le, lead.pe, lead.isr = _num(b), rec_le, _num(p), list(rec_isr)
+    lead.leader, lead.le, lead.pe, lead.isr = _num(b), rec_le, pe, list(rec_isr)
     lead.fetch = _num(_IDLE)
     lead.rem_leo = [_num(-1)] * len(r.rem_leo)
     lead.rem_caught = list(rec_isr)
     lead.rem_lfll = [_num(-1)] * len(r.rem_lfll)
     lead.cache = _assign(r.cache, rec_le, r.leo)
     follow = _clone_rep(r)
-    follow.leader, follow.le, follow.pe, follow.isr = rec_leader, rec_le, _num(p), list(rec_isr)
+    follow.leader, follow.le, follow.pe, follow.isr = rec_leader, rec_le, pe, list(rec_isr)
     if cfg.protocol is Protocol.TRUNCATE_TO_HW:
         truncated = _clone_rep(follow)
         _truncate(truncated, r.hw)
@@ -618,12 +634,17 @@ def _metadata(s: Sym, cfg: ReplicationConfig, b: int, p: int) -> Step:
         started = _TRUNCATING if cfg.protocol.uses_epoch_query else _FETCHING
         follow.fetch = z3.If(rec_leader != -1, _num(started), _num(_IDLE))
     update = _clone_rep(r)
-    update.pe, update.isr = _num(p), list(rec_isr)
+    update.pe, update.isr = pe, list(rec_isr)
     new = _merge_rep(z3.And(rec_leader == b, rec_le > r.le), lead, _merge_rep(rec_le > r.le, follow, update))
     _advance_hw(new, cfg, b)
     t = s.clone()
     t.reps[b] = new
-    return en, t
+    return t
+
+
+def _metadata(s: Sym, cfg: ReplicationConfig, b: int, p: int) -> Step:
+    en = _metadata_enabled(s, b, p)
+    return en, (s if z3.is_false(en) else _metadata_next(s, cfg, b, p))
 
 
 def _write(s: Sym, cfg: ReplicationConfig, b: int) -> Step:
@@ -804,10 +825,15 @@ def _alter_isr(s: Sym, cfg: ReplicationConfig, b: int, f: int, expand: bool) -> 
 
 @dataclass(frozen=True)
 class Action:
-    """One label of model.actions.successors and how to build its step."""
+    """One label of model.actions.successors and how to build its step. Labels of one ``family``
+    (consecutive in the alphabet, ``param`` 0, 1, ...) share one successor formula built by
+    ``shared`` over a symbolic parameter (the step's action index minus the family's first)."""
 
     label: str
     build: Callable[[Sym, ReplicationConfig], Step]
+    family: str = ""
+    param: int = 0
+    shared: Callable[[Sym, ReplicationConfig, Term], Sym] | None = None
 
 
 def _bind(build: Callable[..., Step], *args: int | bool) -> Callable[[Sym, ReplicationConfig], Step]:
@@ -815,6 +841,22 @@ def _bind(build: Callable[..., Step], *args: int | bool) -> Callable[[Sym, Repli
         return build(s, cfg, *args)
 
     return step
+
+
+def _enabled_only(enabled: Callable[..., Term], *args: int) -> Callable[[Sym, ReplicationConfig], Step]:
+    """A family member's build: its own enabling condition (the successor is the family's)."""
+
+    def step(s: Sym, cfg: ReplicationConfig) -> Step:
+        return enabled(s, *args), s
+
+    return step
+
+
+def _metadata_family(b: int) -> Callable[[Sym, ReplicationConfig, Term], Sym]:
+    def shared(s: Sym, cfg: ReplicationConfig, p: Term) -> Sym:
+        return _metadata_next(s, cfg, b, p)
+
+    return shared
 
 
 def alphabet(d: Dims) -> list[Action]:
@@ -830,8 +872,11 @@ def alphabet(d: Dims) -> list[Action]:
         add(f"unfence({b})", _bind(_unfence, b))
         add(f"move_leader({b})", _bind(_move_leader, b))
     for b in n:
+        shared = _metadata_family(b)
         for p in range(d.partition_slots):
-            add(f"metadata({b}, pe={p})", _bind(_metadata, b, p))
+            out.append(
+                Action(f"metadata({b}, pe={p})", _enabled_only(_metadata_enabled, b, p), f"metadata({b})", p, shared)
+            )
     for b in n:
         add(f"write({b})", _bind(_write, b))
         for k in range(d.records):
@@ -848,17 +893,31 @@ def alphabet(d: Dims) -> list[Action]:
     return out
 
 
+Steps = list[tuple[str, Term, dict[str, Term]]]
+"""(label, enabled, successor terms) per label, in alphabet order."""
+
+
 def encode_actions(
-    cfg: ReplicationConfig, d: Dims, pre: Mapping[str, Term], pe_hint: int | None = None
-) -> list[tuple[str, Term, dict[str, Term]]]:
-    """(label, enabled, successor terms) of every action from the state ``pre``; ``pe_hint``: a
-    bound on ``pre``'s partition epoch the caller guarantees (smaller formulas), None: none."""
+    cfg: ReplicationConfig, d: Dims, pre: Mapping[str, Term], act: Term, pe_hint: int | None = None
+) -> Steps:
+    """(label, enabled, successor terms) of every action from the state ``pre``, for a step whose
+    action index is ``act``: a family's labels share one successor whose parameter is ``act``
+    minus the family's first index (meaningful exactly when ``act`` selects one of them);
+    ``pe_hint``: a bound on ``pre``'s partition epoch the caller guarantees (smaller formulas),
+    None: none."""
     s = Sym(pre, d)
     s.pe_hint = pe_hint
-    out = []
-    for action in alphabet(d):
+    out: Steps = []
+    shared: dict[str, dict[str, Term]] = {}
+    for i, action in enumerate(alphabet(d)):
         en, post = action.build(s, cfg)
-        out.append((action.label, en, post.terms()))
+        terms = post.terms()
+        if action.shared is not None:
+            if action.family not in shared:
+                param = z3.Extract(WIDTH - 1, 0, act - (i - action.param))
+                shared[action.family] = action.shared(s, cfg, param).terms()
+            terms = shared[action.family]
+        out.append((action.label, en, terms))
     return out
 
 
@@ -868,22 +927,35 @@ def transition(
     pre: Mapping[str, Term],
     post: Mapping[str, Term],
     act: Term,
-    steps: list[tuple[str, Term, dict[str, Term]]] | None = None,
+    steps: Steps | None = None,
     pe_hint: int | None = None,
 ) -> Term:
     """One step: ``act`` (a bit-vector of ACT_WIDTH bits) is the index of an enabled label and
     ``post`` is its successor. Each variable's next value is a choice over the labels that can
-    change it (the others keep it), which keeps the formula small. ``steps``: encode_actions of
-    ``pre``, when already built."""
-    steps = encode_actions(cfg, d, pre, pe_hint) if steps is None else steps
+    change it (the others keep it; consecutive labels with one successor term, a family, are one
+    choice over their index range), which keeps the formula small. ``steps``: encode_actions of
+    ``pre`` and ``act``, when already built."""
+    steps = encode_actions(cfg, d, pre, act, pe_hint) if steps is None else steps
     clauses = [z3.ULT(act, len(steps))]
     for i, (_label, en, _nxt) in enumerate(steps):
-        clauses.append(z3.Implies(act == i, en))
+        if z3.is_false(en):
+            clauses.append(act != i)
+        else:
+            clauses.append(z3.Implies(act == i, en))
     for name, now in pre.items():
+        runs: list[tuple[int, int, Term]] = []  # (first index, last index, next value)
+        for i, (_label, en, nxt) in enumerate(steps):
+            term = nxt[name]
+            if z3.eq(term, now) or z3.is_false(en):
+                continue
+            if runs and runs[-1][1] == i - 1 and z3.eq(runs[-1][2], term):
+                runs[-1] = (runs[-1][0], i, term)
+            else:
+                runs.append((i, i, term))
         value = now
-        for i, (_label, _en, nxt) in enumerate(steps):
-            if not z3.eq(nxt[name], now):
-                value = z3.If(act == i, nxt[name], value)
+        for lo, hi, term in runs:
+            chosen = act == lo if lo == hi else z3.And(z3.UGE(act, lo), z3.ULE(act, hi))
+            value = z3.If(chosen, term, value)
         clauses.append(post[name] == value)
     return z3.And(clauses)
 
