@@ -35,8 +35,8 @@ INDUCTION_SLOTS = 4
 @dataclass(frozen=True)
 class BmcOptions:
     """Options of ``kconform bmc``: the configuration, the search bounds, the invariants (None:
-    all), the longest run searched, where the counterexample goes, and whether to run the
-    inductive checks instead."""
+    all), the longest run searched, where the counterexample goes, whether to run the inductive
+    checks instead, and how each length is solved."""
 
     config: ReplicationConfig
     bounds: SearchBounds = field(default_factory=SearchBounds)
@@ -44,6 +44,8 @@ class BmcOptions:
     steps: int = 12
     out: Path = DEFAULT_OUT_DIR
     inductive: bool = False
+    solving: str = "fresh"
+    """conformance.bmc.SOLVING: how each length is solved (same verdicts, different times)."""
 
 
 def counterexample_path(options: BmcOptions) -> Path:
@@ -76,7 +78,7 @@ def run_bmc(options: BmcOptions, console: Console | None = None) -> int:
         verdict = "[red]SAT (violation)[/red]" if found else "UNSAT" + " " * 11
         console.print(f"{k:>4}  {verdict}  {seconds:>9.2f}")
 
-    result = bmc(cfg, bounds, options.invariants, options.steps, report)
+    result = bmc(cfg, bounds, options.invariants, options.steps, report, options.solving)
     v = result.found
     if v is None:
         console.print(

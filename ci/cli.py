@@ -282,6 +282,12 @@ def _add_bmc_parser(commands: Any) -> None:
     bmc.add_argument("--steps", type=_positive_int, default=12, metavar="K", help="longest run (default: %(default)s)")
     bmc.add_argument("--inductive", action="store_true", help="print which invariants are inductive instead")
     bmc.add_argument(
+        "--solving",
+        choices=("fresh", "incremental"),
+        default="fresh",
+        help="a fresh preprocessed solver per length, or one incremental solver (default: %(default)s)",
+    )
+    bmc.add_argument(
         "--out", type=Path, default=DEFAULT_OUT_DIR, metavar="DIR", help="the file is bmc-<protocol>.jsonl"
     )
     bmc.set_defaults(handler=_cmd_bmc)
@@ -311,7 +317,7 @@ def _cmd_bmc(args: argparse.Namespace) -> int:
         check_supported(config, bounds)
     except Unsupported as e:
         raise UserError(str(e)) from None
-    options = BmcOptions(config, bounds, frozenset(names) or None, args.steps, args.out, args.inductive)
+    options = BmcOptions(config, bounds, frozenset(names) or None, args.steps, args.out, args.inductive, args.solving)
     return _run_engine("bmc", run_bmc, options)
 
 

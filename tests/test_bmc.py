@@ -36,6 +36,17 @@ def test_fixed_rung_is_unsat_up_to_the_bound() -> None:
     assert res.checked_steps == 4
 
 
+def test_solving_modes_give_the_same_minimal_run_length() -> None:
+    """A fresh preprocessed solver per length and the incremental solver decide the same lengths."""
+    cfg = _cfg(Protocol.TRUNCATE_TO_HW)
+    fresh = bmc(cfg, SMALL, ["StrongIsr"], max_steps=8, solving="fresh")
+    incremental = bmc(cfg, SMALL, ["StrongIsr"], max_steps=8, solving="incremental")
+    assert fresh.found is not None and incremental.found is not None
+    assert fresh.found.depth == incremental.found.depth == fresh.checked_steps == incremental.checked_steps
+    with pytest.raises(ValueError, match="solving"):
+        bmc(cfg, SMALL, ["StrongIsr"], max_steps=1, solving="parallel")
+
+
 def test_cli_bmc_minimal_length_is_the_bfs_depth_and_replays(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -64,14 +75,14 @@ def test_cli_bmc_minimal_length_is_the_bfs_depth_and_replays(
 
 def test_cli_bmc_unsat_exits_0_and_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = ["bmc", "--policy", "kip-320", "--replicas", "2", "--set", "min.insync.replicas=1", "--records", "1"]
-    assert (
-        main([*base, "--max-leader-epoch", "1", "--steps", "3", "--invariant", "StrongIsr", "--out", str(tmp_path)])
-        == 0
-    )
-    assert "no violation up to 3 steps" in capsys.readouterr().out
+    for solving in ("fresh", "incremental"):
+        args = ["--max-leader-epoch", "1", "--steps", "3", "--invariant", "StrongIsr", "--solving", solving]
+        assert main([*base, *args, "--out", str(tmp_path)]) == 0
+        assert "no violation up to 3 steps" in capsys.readouterr().out
     assert main([*base, "--invariant", "NoSuchThing"]) == 2
     assert main([*base, "--crash"]) == 2
     assert main(["bmc", "--policy", "kip-999"]) == 2
+    assert main([*base, "--solving", "parallel"]) == 2
 
 
 @pytest.mark.parametrize(
