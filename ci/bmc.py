@@ -46,6 +46,8 @@ class BmcOptions:
     inductive: bool = False
     solving: str = "fresh"
     """conformance.bmc.SOLVING: how each length is solved (same verdicts, different times)."""
+    reduce: bool = True
+    """Search only runs in partial-order normal form (conformance.bmc.bmc; same verdicts)."""
 
 
 def counterexample_path(options: BmcOptions) -> Path:
@@ -78,7 +80,7 @@ def run_bmc(options: BmcOptions, console: Console | None = None) -> int:
         verdict = "[red]SAT (violation)[/red]" if found else "UNSAT" + " " * 11
         console.print(f"{k:>4}  {verdict}  {seconds:>9.2f}")
 
-    result = bmc(cfg, bounds, options.invariants, options.steps, report, options.solving)
+    result = bmc(cfg, bounds, options.invariants, options.steps, report, options.solving, options.reduce)
     v = result.found
     if v is None:
         console.print(

@@ -288,6 +288,9 @@ def _add_bmc_parser(commands: Any) -> None:
         help="a fresh preprocessed solver per length, or one incremental solver (default: %(default)s)",
     )
     bmc.add_argument(
+        "--no-reduction", dest="reduce", action="store_false", help="search every run, not only normal forms"
+    )
+    bmc.add_argument(
         "--out", type=Path, default=DEFAULT_OUT_DIR, metavar="DIR", help="the file is bmc-<protocol>.jsonl"
     )
     bmc.set_defaults(handler=_cmd_bmc)
@@ -317,7 +320,9 @@ def _cmd_bmc(args: argparse.Namespace) -> int:
         check_supported(config, bounds)
     except Unsupported as e:
         raise UserError(str(e)) from None
-    options = BmcOptions(config, bounds, frozenset(names) or None, args.steps, args.out, args.inductive, args.solving)
+    options = BmcOptions(
+        config, bounds, frozenset(names) or None, args.steps, args.out, args.inductive, args.solving, args.reduce
+    )
     return _run_engine("bmc", run_bmc, options)
 
 

@@ -1,14 +1,16 @@
-"""Bounded model checking time per solving mode, side by side on the same searches (issue 5).
+"""Bounded model checking time per solving variant, side by side on the same searches (issue 5).
 
 conformance.bmc decides each length k either with one incremental solver (the prefix asserted once,
 each length's goal under an assumption literal) or with a fresh solver per length behind z3's
-bit-vector preprocessing (``FRESH_TACTIC``). Both modes must give the same verdicts (the same
-minimal length, or UNSAT up to the bound); this script checks that and prints, per search, each
-mode's per-length solve times, its total wall time and the ratio incremental / fresh.
+bit-vector preprocessing (``FRESH_TACTIC``), over every run or only over runs in partial-order
+normal form (``reduce``). The variants: ``incremental`` (the loop before issue 5's speed-up, all
+runs), ``fresh`` (all runs), ``fresh+reduced`` (the default). All must give the same verdicts (the
+same minimal length, or UNSAT up to the bound); this script checks that and prints, per search,
+each variant's per-length solve times, its total wall time and its speed-up over the first.
 
 The default searches are the 2-replica historic bugs of docs/bmc.md (2 records, leader epochs <= 3)
 and one UNSAT search on a fixed rung. Run: ``python -m kconform.ci.benchmarks.bmc_solving
-[--search NAME ...] [--mode fresh --mode incremental]``; the modes of one search run one after the
+[--search NAME ...] [--variant fresh+reduced ...]``; the variants of one search run one after the
 other in one process, so they see the same machine load as nearly as a shared machine allows.
 """
 
@@ -22,7 +24,7 @@ import z3  # type: ignore[import-untyped]
 from rich.console import Console
 from rich.table import Table
 
-from kconform.conformance.bmc import SOLVING, BmcResult, bmc
+from kconform.conformance.bmc import BmcResult, bmc
 from kconform.model.actions import SearchBounds
 from kconform.model.config import Protocol, ReplicationConfig
 
@@ -54,6 +56,10 @@ SEARCHES = (
 )
 
 
+VARIANTS = {"incremental": ("incremental", False), "fresh": ("fresh", False), "fresh+reduced": ("fresh", True)}
+"""Variant name -> (solving mode, reduce)."""
+
+
 def verdict(res: BmcResult) -> str:
     """The outcome a mode must agree on: the minimal length, or UNSAT up to the bound."""
     return f"minimal {res.found.depth}" if res.found is not None else f"UNSAT <= {res.checked_steps}"
@@ -62,36 +68,36 @@ def verdict(res: BmcResult) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--search", action="append", default=[], help="only searches whose name starts with this")
-    parser.add_argument("--mode", action="append", choices=SOLVING, default=[], help="modes (default: both)")
+    parser.add_argument("--variant", action="append", choices=VARIANTS, default=[], help="default: all")
     args = parser.parse_args()
-    modes = args.mode or list(SOLVING)
+    variants = args.variant or list(VARIANTS)
     console = Console()
     console.print(f"{platform.machine()}, Python {platform.python_version()}, z3 {z3.get_version_string()}")
     table = Table(title="bounded model checking: per-length solve seconds and total wall time per mode")
-    for col in ("search", "mode", "verdict", "per-k solve s", "total s", "incremental / fresh"):
+    for col in ("search", "variant", "verdict", "per-k solve s", "total s", f"speed-up over {variants[0]}"):
         table.add_column(col)
     for search in SEARCHES:
         if args.search and not any(search.name.startswith(s) for s in args.search):
             continue
         cfg = ReplicationConfig(replicas=search.replicas, min_insync_replicas=1, protocol=search.protocol)
         results = {}
-        for mode in modes:
-            results[mode] = res = bmc(cfg, search.bounds, [search.invariant], search.steps, solving=mode)
-            console.print(f"{search.name}, {mode}: {verdict(res)} in {res.seconds:.1f} s")  # progress
+        for name in variants:
+            solving, reduce = VARIANTS[name]
+            res = bmc(cfg, search.bounds, [search.invariant], search.steps, solving=solving, reduce=reduce)
+            results[name] = res
+            console.print(f"{search.name}, {name}: {verdict(res)} in {res.seconds:.1f} s")  # progress
         verdicts = {verdict(r) for r in results.values()}
         if len(verdicts) != 1:
-            raise SystemExit(f"{search.name}: the modes disagree: {verdicts}")
-        for mode, res in results.items():
-            ratio = "-"
-            if mode == "fresh" and "incremental" in results:
-                ratio = f"{results['incremental'].seconds / res.seconds:.1f}x"
+            raise SystemExit(f"{search.name}: the variants disagree: {verdicts}")
+        first = results[variants[0]].seconds
+        for name, res in results.items():
             table.add_row(
                 search.name,
-                mode,
+                name,
                 verdict(res),
                 " ".join(f"{s:.1f}" for s in res.solve_seconds),
                 f"{res.seconds:.1f}",
-                ratio,
+                f"{first / res.seconds:.1f}x",
             )
     console.print(table)
 
