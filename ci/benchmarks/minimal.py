@@ -10,18 +10,21 @@ invariant after every step, and shrinks the first failing run; the shrunk run's 
 is the other figure. (The gate's shrunk lengths in README count implementation
 operations, a different alphabet, and are not compared here.)
 
-Run: ``python -m kconform.ci.benchmarks.minimal [--examples 3000] [--bug NAME ...]`` (Hypothesis
-derandomized, so the figures repeat).
+Run: ``python -m kconform.ci.benchmarks.minimal [--examples 3000] [--bug NAME ...] [--seeds N]
+[--order first-enabled|name]``: derandomized by default (the figures repeat); with ``--seeds N``
+Hypothesis seeds 0..N-1, reporting every shrunk length, the median and the max.
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
+import statistics
 import time
 from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 from rich.console import Console
@@ -64,31 +67,55 @@ class _Found(Exception):
     pass
 
 
-def label_universe(cfg: ReplicationConfig, bounds: SearchBounds, max_states: int = 20_000) -> list[str]:
+ORDERS = ("first-enabled", "name")
+"""How the label list is ordered: by the breadth-first depth a label is first enabled (then name),
+or by name (the order before issue 5's shrink fix, kept for the side-by-side figure)."""
+
+
+def label_universe(
+    cfg: ReplicationConfig, bounds: SearchBounds, max_states: int = 20_000, order: str = "first-enabled"
+) -> list[str]:
     """Every action label enabled somewhere in the first ``max_states`` states of a breadth-first
-    search, sorted: the machine draws labels from this fixed list, so a label means the same action
-    wherever it sits in a run and deleting a step does not change what the later steps do (drawing
-    from each state's own enabled list does, which defeats shrinking)."""
+    search, in the order the search first meets them (then by name): the machine draws labels from
+    this fixed list, so a label means the same action wherever it sits in a run and deleting a step
+    does not change what the later steps do (drawing from each state's own enabled list does, which
+    defeats shrinking).
+
+    The order matters too: Hypothesis shrinks every draw toward the list's first element, so the
+    list is the shrinker's preference. Ordered by name, every role prefers broker 0, the booted
+    leader, and KIP-101's run settles where broker 0 is also the diverging follower: a different
+    run, two steps longer, that no deletion reaches the shortest run from (docs/bmc.md). Ordered by
+    first enabling, the shrinker prefers the actions the booted cluster already offers (the booted
+    follower fetching, the booted leader writing): simpler runs in the sense of the search."""
     start = canonical(booted_state(cfg), cfg)
-    seen, frontier, labels = {start}, [start], set()
+    seen, frontier = {start}, [start]
+    first: dict[str, int] = {}
+    depth = 0
     while frontier and len(seen) < max_states:
         nxt = []
         for s in frontier:
             for label, post in successors(s, cfg, bounds):
-                labels.add(label)
+                first.setdefault(label, depth)
                 c = canonical(post, cfg)
                 if c not in seen:
                     seen.add(c)
                     nxt.append(c)
         frontier = nxt
-    return sorted(labels)
+        depth += 1
+    if order == "name":
+        return sorted(first)
+    return sorted(first, key=lambda label: (first[label], label))
 
 
-def shrunk_length(bug: Bug, examples: int) -> int | None:
-    """Actions in Hypothesis' shrunk failing run over the model actions; None if none failed."""
+def shrunk_run(
+    bug: Bug, examples: int, seed: int | None = None, order: str = "first-enabled"
+) -> tuple[str, ...] | None:
+    """Hypothesis' shrunk failing run over the model actions (its labels); None if none failed.
+    ``seed``: Hypothesis' seed (None: derandomized, the same figures every time); ``order``: the
+    label list's (ORDERS)."""
     cfg = ReplicationConfig(replicas=bug.replicas, min_insync_replicas=1, protocol=bug.protocol)
     names = frozenset({bug.invariant})
-    universe = label_universe(cfg, bug.bounds)
+    universe = label_universe(cfg, bug.bounds, order=order)
     last: list[str] = []
 
     class Actions(RuleBasedStateMachine):
@@ -115,15 +142,16 @@ def shrunk_length(bug: Bug, examples: int) -> int | None:
             if broken:
                 raise _Found(broken[0].message)
 
+    machine: type[RuleBasedStateMachine] = Actions if seed is None else hypothesis_seed(seed)(Actions)
     failed = False
     try:
         run_state_machine_as_test(
-            Actions,
+            machine,
             settings=settings(
                 max_examples=examples,
                 stateful_step_count=STEPS,
                 database=None,
-                derandomize=True,  # reproducible figures
+                derandomize=seed is None,  # reproducible figures
                 deadline=None,
                 suppress_health_check=list(HealthCheck),
                 phases=[Phase.generate, Phase.shrink],
@@ -132,37 +160,50 @@ def shrunk_length(bug: Bug, examples: int) -> int | None:
         )
     except _Found:
         failed = True
-    return len(last) if failed else None
+    return tuple(last) if failed else None
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--examples", type=int, default=3000, help="Hypothesis examples per bug")
     parser.add_argument("--bug", action="append", default=[], help="only bugs whose name starts with this")
+    parser.add_argument(
+        "--seeds", type=int, default=0, help="N > 0: Hypothesis seeds 0..N-1 (median and max); 0: derandomized"
+    )
+    parser.add_argument("--order", choices=ORDERS, default="first-enabled", help="the label list's order")
     args = parser.parse_args()
     console = Console()
-    console.print(f"{platform.machine()}, Python {platform.python_version()}; one process")
+    console.print(f"{platform.machine()}, Python {platform.python_version()}; one process; labels by {args.order}")
     table = Table(title="minimal (z3, proven) vs shrunk (Hypothesis) counterexample lengths, model actions")
-    for col in ("bug", "invariant", "BMC minimal", "BMC s", "per-k solve s", "shrunk", "Hypothesis s", "ratio"):
+    columns = ("bug", "invariant", "BMC minimal", "BMC s", "shrunk", "median", "max", "Hypothesis s", "ratio")
+    for col in columns:
         table.add_column(col)
+    seeds: list[int | None] = list(range(args.seeds)) if args.seeds > 0 else [None]
     for bug in BUGS:
         if args.bug and not any(bug.name.startswith(b) for b in args.bug):
             continue
         cfg = ReplicationConfig(replicas=bug.replicas, min_insync_replicas=1, protocol=bug.protocol)
         res = bmc(cfg, bug.bounds, [bug.invariant], bug.max_steps)
         minimal = res.found.depth if res.found is not None else None
+        lengths: list[int] = []
         tick = time.perf_counter()
-        shrunk = shrunk_length(bug, args.examples)
-        hyp = time.perf_counter() - tick
-        ratio = f"{shrunk / minimal:.2f}" if shrunk is not None and minimal else "-"
+        for seed in seeds:
+            run = shrunk_run(bug, args.examples, seed, args.order)
+            if run is not None:
+                lengths.append(len(run))
+                console.print(f"{bug.name}, seed {seed}: shrunk to {len(run)}: {' -> '.join(run)}")  # progress
+        hyp = (time.perf_counter() - tick) / len(seeds)
+        median = statistics.median(lengths) if lengths else None
+        ratio = f"{median / minimal:.2f} (max {max(lengths) / minimal:.2f})" if median and minimal else "-"
         table.add_row(
             bug.name,
             bug.invariant,
             str(minimal) if minimal is not None else f"none <= {bug.max_steps}",
             f"{res.seconds:.1f}",
-            " ".join(f"{s:.1f}" for s in res.solve_seconds),
-            str(shrunk) if shrunk is not None else "not found",
-            f"{hyp:.1f}",
+            " ".join(map(str, lengths)) or "not found",
+            f"{median:g}" if median is not None else "-",
+            str(max(lengths)) if lengths else "-",
+            f"{hyp:.0f} per seed",
             ratio,
         )
     console.print(table)
