@@ -75,8 +75,8 @@ def test_cli_bmc_minimal_length_is_the_bfs_depth_and_replays(
 
 def test_cli_bmc_unsat_exits_0_and_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     base = ["bmc", "--policy", "kip-320", "--replicas", "2", "--set", "min.insync.replicas=1", "--records", "1"]
-    for solving in ("fresh", "incremental"):
-        args = ["--max-leader-epoch", "1", "--steps", "3", "--invariant", "StrongIsr", "--solving", solving]
+    for variant in (["--solving", "fresh"], ["--solving", "incremental", "--no-reduction"]):
+        args = ["--max-leader-epoch", "1", "--steps", "3", "--invariant", "StrongIsr", *variant]
         assert main([*base, *args, "--out", str(tmp_path)]) == 0
         assert "no violation up to 3 steps" in capsys.readouterr().out
     assert main([*base, "--invariant", "NoSuchThing"]) == 2
