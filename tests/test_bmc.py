@@ -16,9 +16,9 @@ import pytest
 
 from kconform.ci.cli import main
 from kconform.conformance.bmc import bmc, inductive
-from kconform.conformance.explore import canonical, explore
+from kconform.conformance.explore import explore
 from kconform.conformance.lockstep import INVARIANT_VIOLATION
-from kconform.model.actions import SearchBounds, booted_state
+from kconform.model.actions import SearchBounds
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces.counterexample import read_counterexample
 from kconform.traces.replay import replay
@@ -117,20 +117,3 @@ def test_bfs_shortest_depth_equals_bmc_minimal_length(
     res = bmc(cfg, bounds, [invariant], max_steps=bfs.violation.depth)
     assert res.found is not None
     assert res.found.depth == bfs.violation.depth
-
-
-def test_shrink_benchmark_labels_are_ordered_by_first_enabling() -> None:
-    """The benchmark's label list (the shrinker's preference) starts with what the booted cluster
-    offers: broker 0 leads, so broker 1's epoch query and broker 0's write come before anything
-    else, and broker 1's follower actions before broker 0's."""
-    from kconform.ci.benchmarks.minimal import label_universe
-    from kconform.model.actions import successors
-
-    cfg = _cfg(Protocol.KIP_101)
-    labels = label_universe(cfg, SMALL)
-    booted = {label for label, _ in successors(canonical(booted_state(cfg), cfg), cfg, SMALL)}
-    assert set(labels[: len(booted)]) == booted
-    assert {"truncate(1)", "write(0)"} <= booted and "truncate(0)" not in booted
-    assert labels.index("replicate(1)") < labels.index("replicate(0)")
-    assert labels.index("truncate(1)") < labels.index("truncate(0)")
-    assert label_universe(cfg, SMALL, order="name") == sorted(labels)

@@ -10,8 +10,8 @@ invariant after every step, and shrinks the first failing run; the shrunk run's 
 is the other figure. (The gate's shrunk lengths in README count implementation
 operations, a different alphabet, and are not compared here.)
 
-Run: ``python -m kconform.ci.benchmarks.minimal [--examples 3000] [--bug NAME ...] [--seeds N]
-[--order first-enabled|name]``: derandomized by default (the figures repeat); with ``--seeds N``
+Run: ``python -m kconform.ci.benchmarks.minimal [--examples 3000] [--bug NAME ...] [--seeds N]``:
+derandomized by default (the figures repeat); with ``--seeds N``
 Hypothesis seeds 0..N-1, reporting every shrunk length, the median and the max.
 """
 
@@ -67,55 +67,32 @@ class _Found(Exception):
     pass
 
 
-ORDERS = ("first-enabled", "name")
-"""How the label list is ordered: by the breadth-first depth a label is first enabled (then name),
-or by name (the order before issue 5's shrink fix, kept for the side-by-side figure)."""
-
-
-def label_universe(
-    cfg: ReplicationConfig, bounds: SearchBounds, max_states: int = 20_000, order: str = "first-enabled"
-) -> list[str]:
+def label_universe(cfg: ReplicationConfig, bounds: SearchBounds, max_states: int = 20_000) -> list[str]:
     """Every action label enabled somewhere in the first ``max_states`` states of a breadth-first
-    search, in the order the search first meets them (then by name): the machine draws labels from
-    this fixed list, so a label means the same action wherever it sits in a run and deleting a step
-    does not change what the later steps do (drawing from each state's own enabled list does, which
-    defeats shrinking).
-
-    The order matters too: Hypothesis shrinks every draw toward the list's first element, so the
-    list is the shrinker's preference. Ordered by name, every role prefers broker 0, the booted
-    leader, and KIP-101's run settles where broker 0 is also the diverging follower: a different
-    run, two steps longer, that no deletion reaches the shortest run from (docs/bmc.md). Ordered by
-    first enabling, the shrinker prefers the actions the booted cluster already offers (the booted
-    follower fetching, the booted leader writing): simpler runs in the sense of the search."""
+    search, sorted: the machine draws labels from this fixed list, so a label means the same action
+    wherever it sits in a run and deleting a step does not change what the later steps do (drawing
+    from each state's own enabled list does, which defeats shrinking)."""
     start = canonical(booted_state(cfg), cfg)
-    seen, frontier = {start}, [start]
-    first: dict[str, int] = {}
-    depth = 0
+    seen, frontier, labels = {start}, [start], set()
     while frontier and len(seen) < max_states:
         nxt = []
         for s in frontier:
             for label, post in successors(s, cfg, bounds):
-                first.setdefault(label, depth)
+                labels.add(label)
                 c = canonical(post, cfg)
                 if c not in seen:
                     seen.add(c)
                     nxt.append(c)
         frontier = nxt
-        depth += 1
-    if order == "name":
-        return sorted(first)
-    return sorted(first, key=lambda label: (first[label], label))
+    return sorted(labels)
 
 
-def shrunk_run(
-    bug: Bug, examples: int, seed: int | None = None, order: str = "first-enabled"
-) -> tuple[str, ...] | None:
+def shrunk_run(bug: Bug, examples: int, seed: int | None = None) -> tuple[str, ...] | None:
     """Hypothesis' shrunk failing run over the model actions (its labels); None if none failed.
-    ``seed``: Hypothesis' seed (None: derandomized, the same figures every time); ``order``: the
-    label list's (ORDERS)."""
+    ``seed``: Hypothesis' seed (None: derandomized, the same figures every time)."""
     cfg = ReplicationConfig(replicas=bug.replicas, min_insync_replicas=1, protocol=bug.protocol)
     names = frozenset({bug.invariant})
-    universe = label_universe(cfg, bug.bounds, order=order)
+    universe = label_universe(cfg, bug.bounds)
     last: list[str] = []
 
     class Actions(RuleBasedStateMachine):
@@ -170,10 +147,9 @@ def main() -> None:
     parser.add_argument(
         "--seeds", type=int, default=0, help="N > 0: Hypothesis seeds 0..N-1 (median and max); 0: derandomized"
     )
-    parser.add_argument("--order", choices=ORDERS, default="first-enabled", help="the label list's order")
     args = parser.parse_args()
     console = Console()
-    console.print(f"{platform.machine()}, Python {platform.python_version()}; one process; labels by {args.order}")
+    console.print(f"{platform.machine()}, Python {platform.python_version()}; one process")
     table = Table(title="minimal (z3, proven) vs shrunk (Hypothesis) counterexample lengths, model actions")
     columns = ("bug", "invariant", "BMC minimal", "BMC s", "shrunk", "median", "max", "Hypothesis s", "ratio")
     for col in columns:
@@ -188,7 +164,7 @@ def main() -> None:
         lengths: list[int] = []
         tick = time.perf_counter()
         for seed in seeds:
-            run = shrunk_run(bug, args.examples, seed, args.order)
+            run = shrunk_run(bug, args.examples, seed)
             if run is not None:
                 lengths.append(len(run))
                 console.print(f"{bug.name}, seed {seed}: shrunk to {len(run)}: {' -> '.join(run)}")  # progress
