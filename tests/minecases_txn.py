@@ -118,6 +118,13 @@ TXN_QUIESCED_OPEN: list[Event] = [
 ]
 """TxnEndsWithinBound's other arm: the world quiesced with a transaction still Ongoing and open on t-0."""
 
+TXN_UNCOMMITTED_LSO_PAST_OPEN: list[Event] = [
+    *txn_append(1, 0, (1, 2), 0),
+    TxnConsumerFetchHandled(0, 5, "t-0", 0, False, 0, (record(0, 1), record(1, 2)), 2, 1, ()),
+]
+"""LsoBounds' other arm: a read_uncommitted answer (its records up to the HW, as they should be) whose
+LSO passes the first offset of the transaction still open on t-0."""
+
 TXN_NEAR_MISSES: dict[str, tuple[TxnConfig, list[Event]]] = {
     "sequences continue": (TxnConfig(), [idem(1, 0, (1, 2), 0), idem(2, 2, (3,), 2)]),
     "new epoch restarts sequences": (TxnConfig(), [idem(1, 4, (1,), 0), idem(2, 0, (2,), 1, epoch=1)]),
@@ -132,6 +139,13 @@ TXN_NEAR_MISSES: dict[str, tuple[TxnConfig, list[Event]]] = {
     "LSO at the open transaction": (
         TxnConfig(),
         [*txn_append(1, 0, (1, 2), 0), TxnConsumerFetchHandled(0, 5, "t-0", 0, True, 0, (), 2, 0, ())],
+    ),
+    "read_uncommitted LSO at the open transaction": (
+        TxnConfig(),
+        [
+            *txn_append(1, 0, (1, 2), 0),
+            TxnConsumerFetchHandled(0, 5, "t-0", 0, False, 0, (record(0, 1), record(1, 2)), 2, 0, ()),
+        ],
     ),
     "aborted records filtered": (
         TxnConfig(),

@@ -412,13 +412,28 @@ register(
 register(
     MinedInvariant(
         "LsoBounds",
-        "Every last stable offset a partition leader serves is at most the partition's high watermark.",
-        "KIP-98 last stable offset; UnifiedLog.lastStableOffset; kafka-facts §2.4, §4",
-        "model invariant LsoBounds (its LSO <= HW part)",
+        "Every last stable offset a partition leader serves, in either isolation level, is at most the "
+        "partition's high watermark; and a read_uncommitted answer's last stable offset never passes the first "
+        "offset of a transaction on the partition that is still open, or whose marker is not yet below the HW "
+        "it reports (read_committed answers: TxnAtomicVisibility). The LSO is a property of the partition, "
+        "not of the fetch: a consumer in read_uncommitted sees it too (it bounds its lag metrics).",
+        "KIP-98 last stable offset (FetchResponse last_stable_offset in every isolation level); "
+        "UnifiedLog.lastStableOffset; kafka-facts §2.4, §4",
+        "model invariant LsoBounds; handler rule txn_consumer_fetch_handled (the LSO of a read_uncommitted answer)",
         """
         SELECT 'LsoBounds' AS invariant, trace, pos, CAST(NULL AS BIGINT) AS wpos,
           concat(partition_, ': LSO ', {STR(lso)}, ' served with HW ', {STR(hw)}) AS detail
-        FROM ev WHERE kind = 'txn_consumer_fetch_handled' AND error = 0 AND lso > hw""",
+        FROM ev WHERE kind = 'txn_consumer_fetch_handled' AND error = 0 AND lso > hw
+        UNION ALL
+        SELECT 'LsoBounds' AS invariant, f.trace, f.pos, MIN(t.spos) AS wpos,
+          concat(MIN(f.partition_), ': read_uncommitted answer with LSO ', {STR(MIN(f.lso))}, ' and HW ',
+                 {STR(MIN(f.hw))}, ' while the transaction of producer ', {STR(MIN(t.pid))}, ' from offset ',
+                 {STR(MIN(t.first_o))}, ' is unstable') AS detail
+        FROM (SELECT trace, pos, partition_, lso, hw FROM ev
+              WHERE kind = 'txn_consumer_fetch_handled' AND NOT read_committed AND error = 0 AND lso <= hw) f
+        JOIN txns t ON t.trace = f.trace AND t.part = f.partition_
+        WHERE t.spos < f.pos AND t.first_o < f.lso AND (t.mpos IS NULL OR t.mpos > f.pos OR t.end_o >= f.hw)
+        GROUP BY f.trace, f.pos""",
     )
 )
 
