@@ -17,6 +17,7 @@ from kconform.traces.events import (
     Event,
     InitProducerIdHandled,
     MarkerHandled,
+    OffsetCommitHandled,
     OffsetFetchHandled,
     ProducerExpired,
     Quiesced,
@@ -118,6 +119,14 @@ TXN_QUIESCED_OPEN: list[Event] = [
 ]
 """TxnEndsWithinBound's other arm: the world quiesced with a transaction still Ongoing and open on t-0."""
 
+TXN_STALE_OFFSET_READ: list[Event] = [
+    OffsetCommitHandled(0, 1, "my-group", OFFSETS_7, 0, 0),
+    OffsetCommitHandled(0, 2, "my-group", (TopicOffset("t-0", 3),), 0, 1),
+    OffsetFetchHandled(0, 3, "my-group", False, 0, OFFSETS_7),
+]
+"""TxnOffsetsVisibleOnCommit's other arm: an OffsetFetch answers an offset that was committed, but
+not the latest committed one."""
+
 TXN_UNCOMMITTED_LSO_PAST_OPEN: list[Event] = [
     *txn_append(1, 0, (1, 2), 0),
     TxnConsumerFetchHandled(0, 5, "t-0", 0, False, 0, (record(0, 1), record(1, 2)), 2, 1, ()),
@@ -173,6 +182,15 @@ TXN_NEAR_MISSES: dict[str, tuple[TxnConfig, list[Event]]] = {
             TxnOffsetCommitHandled(0, 1, "my-group", "txn-1", PID, 0, 1, OFFSETS_7, 0, 0),
             marker(3, 1, True, partition=OFFSETS_PARTITION),
             OffsetFetchHandled(0, 2, "my-group", False, 0, OFFSETS_7),
+        ],
+    ),
+    "a later plain commit beats an earlier transactional one": (
+        TxnConfig(),
+        [
+            TxnOffsetCommitHandled(0, 1, "my-group", "txn-1", PID, 0, 1, OFFSETS_7, 0, 0),
+            OffsetCommitHandled(0, 2, "my-group", (TopicOffset("t-0", 3),), 0, 1),
+            marker(3, 2, True, partition=OFFSETS_PARTITION),
+            OffsetFetchHandled(0, 4, "my-group", False, 0, (TopicOffset("t-0", 3),)),
         ],
     ),
     "duplicate out of the window": (

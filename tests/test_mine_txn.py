@@ -25,7 +25,7 @@ from kconform.traces.mine.engine import EngineResult, run_duckdb, run_spark
 from kconform.traces.operations import Boot
 from kconform.traces.oracle import OracleResult, run_oracle
 
-from .minecases_txn import TXN_NEAR_MISSES, TXN_QUIESCED_OPEN, TXN_UNCOMMITTED_LSO_PAST_OPEN
+from .minecases_txn import TXN_NEAR_MISSES, TXN_QUIESCED_OPEN, TXN_STALE_OFFSET_READ, TXN_UNCOMMITTED_LSO_PAST_OPEN
 from .test_mine import spark as spark  # the shared Spark session fixture
 
 
@@ -44,13 +44,14 @@ def _fired(result: EngineResult) -> dict[int, set[str]]:
 
 def test_near_misses_fire_nothing_and_the_second_arms_fire(tmp_path: Path) -> None:
     """The near misses stay clean; a quiesced open transaction fires TxnEndsWithinBound, a
-    read_uncommitted LSO past an open transaction LsoBounds (and nothing else)."""
-    second = [_cx(TxnConfig(), TXN_QUIESCED_OPEN), _cx(TxnConfig(), TXN_UNCOMMITTED_LSO_PAST_OPEN)]
-    traces = [_cx(cfg, events) for cfg, events in TXN_NEAR_MISSES.values()] + second
+    read_uncommitted LSO past an open transaction LsoBounds, an offset fetched after a newer one was
+    committed TxnOffsetsVisibleOnCommit (each nothing else)."""
+    second = [TXN_QUIESCED_OPEN, TXN_UNCOMMITTED_LSO_PAST_OPEN, TXN_STALE_OFFSET_READ]
+    traces = [_cx(cfg, events) for cfg, events in TXN_NEAR_MISSES.values()] + [_cx(TxnConfig(), e) for e in second]
     manifest = write_corpus(tmp_path / "c", traces, buckets=2)
     fired = _fired(run_duckdb(tmp_path / "c", manifest, manifest.buckets))
     n = len(TXN_NEAR_MISSES)
-    assert fired == {n: {"TxnEndsWithinBound"}, n + 1: {"LsoBounds"}}, {
+    assert fired == {n: {"TxnEndsWithinBound"}, n + 1: {"LsoBounds"}, n + 2: {"TxnOffsetsVisibleOnCommit"}}, {
         name: fired.get(i) for i, name in enumerate(TXN_NEAR_MISSES)
     }
 

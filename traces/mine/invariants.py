@@ -609,6 +609,14 @@ TXN_VIEWS: tuple[tuple[str, str], ...] = (
           GROUP BY c.trace, c.pos, c.grp, c.opart, c.pid, c.base_offset) c
         LEFT JOIN markers m ON m.trace = c.trace AND m.part = c.opart AND m.o = c.end_o""",
     ),
+    (
+        "ovis",
+        """
+        SELECT o.trace, o.pos, o.group_, o.tp, o.off, o.base_offset,
+          CASE WHEN o.kind = 'offset_commit_handled' THEN o.pos WHEN x.committed THEN x.mpos END AS vis
+        FROM offs o LEFT JOIN otxns x ON x.trace = o.trace AND x.pos = o.pos AND o.kind = 'txn_offset_commit_handled'
+        WHERE o.kind IN ('offset_commit_handled', 'txn_offset_commit_handled') AND o.error = 0""",
+    ),
 )
 """The exactly-once views, in creation order after ``recs``, ``polled`` and ``offs``:
 
@@ -626,6 +634,9 @@ TXN_VIEWS: tuple[tuple[str, str], ...] = (
   change (``npos``, ``nnow``) and the transaction timeout last granted by InitProducerId (``tmo``);
 - ``otxns``: every TxnOffsetCommit with the marker that ended its batch on the group's offsets
   partition (``mpos``, ``committed``; null while pending).
+- ``ovis``: every group offset write (plain or transactional, one row per partition) with its
+  record's ``base_offset`` and the position ``vis`` from which it is committed (the write itself,
+  or its transaction's COMMIT marker; null while pending or once aborted).
 """
 
 
@@ -793,22 +804,27 @@ register(
         "TxnOffsetsVisibleOnCommit",
         "OffsetFetch returns a group's offset only once it is committed: written by a plain "
         "OffsetCommit, or by a TxnOffsetCommit whose transaction's COMMIT marker has landed on the "
-        "group's offsets partition.",
-        "KIP-98 transactional offset commits; KIP-447; kafka-facts §1.10",
-        "model invariant NoUncommittedOffsetRead",
+        "group's offsets partition; and of the committed writes it returns the one from the latest "
+        "record of the offsets partition (a transaction's offsets committed after a later plain commit "
+        "do not replace it).",
+        "KIP-98 transactional offset commits; KIP-447; GroupMetadata.completePendingTxnOffsetCommit "
+        "(olderThan); kafka-facts §1.10",
+        "model invariant NoUncommittedOffsetRead; handler rule offset_fetch_handled",
         """
-        SELECT 'TxnOffsetsVisibleOnCommit' AS invariant, f.trace, f.pos, MAX(w.pos) AS wpos,
-          concat('group ', MIN(f.group_), ' read offset ', {STR(MIN(f.off))}, ' of ', MIN(f.tp),
-                 ' that no committed write had set') AS detail
-        FROM (SELECT trace, pos, group_, tp, off FROM offs WHERE kind = 'offset_fetch_handled' AND error = 0) f
-        LEFT JOIN (
-          SELECT o.trace, o.pos, o.group_, o.tp, o.off,
-            CASE WHEN o.kind = 'offset_commit_handled' THEN o.pos WHEN x.committed THEN x.mpos END AS vis
-          FROM offs o LEFT JOIN otxns x ON x.trace = o.trace AND x.pos = o.pos AND o.kind = 'txn_offset_commit_handled'
-          WHERE o.kind IN ('offset_commit_handled', 'txn_offset_commit_handled') AND o.error = 0) w
-          ON w.trace = f.trace AND w.group_ = f.group_ AND w.tp = f.tp AND w.off = f.off AND w.pos < f.pos
-        GROUP BY f.trace, f.pos, f.tp
-        HAVING COUNT(CASE WHEN w.vis < f.pos THEN 1 END) = 0""",
+        SELECT 'TxnOffsetsVisibleOnCommit' AS invariant, g.trace, g.pos, MIN(l.pos) AS wpos,
+          CASE WHEN g.last_b IS NULL
+            THEN concat('group ', g.group_, ' read offset ', {STR(g.off)}, ' of ', g.tp,
+                        ' that no committed write had set')
+            ELSE concat('group ', g.group_, ' read offset ', {STR(g.off)}, ' of ', g.tp,
+                        ' while its committed offset was ', {STR(MIN(l.off))}) END AS detail
+        FROM (
+          SELECT f.trace, f.pos, f.group_, f.tp, f.off, MAX(w.base_offset) AS last_b
+          FROM (SELECT trace, pos, group_, tp, off FROM offs WHERE kind = 'offset_fetch_handled' AND error = 0) f
+          LEFT JOIN ovis w ON w.trace = f.trace AND w.group_ = f.group_ AND w.tp = f.tp AND w.vis < f.pos
+          GROUP BY f.trace, f.pos, f.group_, f.tp, f.off) g
+        LEFT JOIN ovis l ON l.trace = g.trace AND l.group_ = g.group_ AND l.tp = g.tp AND l.base_offset = g.last_b
+        GROUP BY g.trace, g.pos, g.group_, g.tp, g.off, g.last_b
+        HAVING g.last_b IS NULL OR MIN(l.off) <> g.off""",
     )
 )
 
