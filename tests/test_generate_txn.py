@@ -17,7 +17,7 @@ from kconform.impl.mutants import mutants_of
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import operations as ops
 from kconform.traces.corpus import EVENTS_DIR, Manifest, bucket_path, read_manifest
-from kconform.traces.generate import Plan, generate, trace_seed
+from kconform.traces.generate import DEFAULT_TRACE_EVENTS, Plan, generate, trace_seed
 from kconform.traces.mine.engine import run_duckdb
 from kconform.traces.oracle import run_oracle
 from kconform.traces.txn_workload import MAX_INSTANCES, PLANTABLE, UNPLANTABLE, TxnWorkload
@@ -143,6 +143,8 @@ def test_clean_txn_corpora_conform(tmp_path: Path, version: int) -> None:
 
 
 def _flagged_exactly_the_planted(root: Path, plan: Plan) -> Manifest:
+    """Generate ``plan``; the oracle flags exactly its planted traces, and the miner's SQL (on
+    DuckDB) flags the same traces, each at the oracle's first failing event."""
     manifest = generate(root, plan, workers=2).manifest
     result = run_oracle(root, manifest)
     planted = manifest.planted()
@@ -151,20 +153,19 @@ def _flagged_exactly_the_planted(root: Path, plan: Plan) -> Manifest:
         t: (planted.get(t), result.verdicts[t].name) for t in result.flagged ^ set(planted)
     }
     assert 0 < len(planted) < len(manifest.traces)
+    first: dict[int, int] = {}
+    for _invariant, trace, _n, pos in run_duckdb(root, manifest, manifest.buckets).counts:
+        first[trace] = min(pos, first.get(trace, pos))
+    assert first == {t: result.verdicts[t].position for t in result.flagged}, "the miner agrees"
     return manifest
 
 
 def test_a_planted_txn_corpus_is_flagged_in_exactly_the_planted_traces(tmp_path: Path) -> None:
-    """Each plantable mutant in one trace of 3,000 events (see the slow test for the default size),
-    one clean trace: the oracle flags the planted, and so does the miner's SQL (on DuckDB). Not
-    2,000: there the oracle flags lso-ignores-ongoing at event 266 by the LSO of a read_uncommitted
-    answer, which no stream invariant checks, and the miner first at event 2,829 (a read_committed
-    answer past an open transaction)."""
+    """Each plantable mutant in one trace of 2,000 events (see the slow test for the default size),
+    one clean trace."""
     plant = tuple((name, 1) for name in PLANTABLE)
-    plan = Plan(events=(len(plant) + 1) * 3_000, seed=4, trace_events=3_000, config=TxnConfig(), plant=plant)
-    manifest = _flagged_exactly_the_planted(tmp_path / "c", plan)
-    mined = run_duckdb(tmp_path / "c", manifest, manifest.buckets)
-    assert {trace for _name, trace, _n, _first in mined.counts} == set(manifest.planted())
+    plan = Plan(events=(len(plant) + 1) * 2_000, seed=4, trace_events=2_000, config=TxnConfig(), plant=plant)
+    _flagged_exactly_the_planted(tmp_path / "c", plan)
 
 
 @pytest.mark.slow
@@ -172,10 +173,10 @@ def test_a_planted_txn_corpus_is_flagged_in_exactly_the_planted_traces(tmp_path:
 def test_planted_txn_corpora_of_default_size_are_flagged_in_exactly_the_planted_traces(
     tmp_path: Path, version: int
 ) -> None:
-    """60,000 events (30,000 with KCONFORM_BUDGET=small) in traces of the default size, each plantable
-    mutant in two traces (one when small), the rest clean. Not a million: the oracle judges
-    exactly-once traces of that size at about 500 events/s (docs/traces.md)."""
-    events, copies = (30_000, 1) if SMALL else (60_000, 2)
+    """Traces of the default size, each plantable mutant in two (one with KCONFORM_BUDGET=small) and
+    as many clean: 100,000 events (50,000 when small)."""
+    copies = 1 if SMALL else 2
     plant = tuple((name, copies) for name in PLANTABLE)
+    events = (len(PLANTABLE) + 1) * copies * DEFAULT_TRACE_EVENTS
     plan = Plan(events=events, seed=30 + version, config=TxnConfig(transaction_version=version), plant=plant)
     _flagged_exactly_the_planted(tmp_path / "c", plan)
