@@ -163,7 +163,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Manifest, O
     return root, manifest, run_oracle(root, manifest), run_duckdb(root, manifest, manifest.buckets)
 
 
-def _first_positions(result: EngineResult) -> dict[int, int]:
+def first_positions(result: EngineResult) -> dict[int, int]:
     out: dict[int, int] = {}
     for _invariant, trace, _n, first in result.counts:
         out[trace] = min(first, out.get(trace, first))
@@ -175,8 +175,8 @@ def test_miner_and_oracle_flag_the_same_traces_at_the_same_event(
 ) -> None:
     _root, manifest, oracle, mined = planted
     assert len(oracle.verdicts) == len(manifest.traces)
-    assert set(_first_positions(mined)) == oracle.flagged
-    assert _first_positions(mined) == {t: oracle.verdicts[t].position for t in oracle.flagged}
+    assert set(first_positions(mined)) == oracle.flagged
+    assert first_positions(mined) == {t: oracle.verdicts[t].position for t in oracle.flagged}
 
 
 def test_planted_mutants_are_found_with_their_trace_ids(
@@ -185,7 +185,7 @@ def test_planted_mutants_are_found_with_their_trace_ids(
     _root, manifest, oracle, mined = planted
     planted_ids = manifest.planted()
     misbehaving = {t for t in planted_ids if oracle.verdicts[t].flagged}
-    found = set(_first_positions(mined))
+    found = set(first_positions(mined))
     assert found == misbehaving, "precision and recall against the oracle must both be 100 %"
     assert {planted_ids[t][0] for t in misbehaving} == set(PLANTABLE), "every plantable mutant misbehaves somewhere"
     clean = {t.trace for t in manifest.traces} - set(planted_ids)
@@ -266,7 +266,7 @@ def test_spark_miner_agrees_with_the_oracle_on_the_planted_corpus(
     root, manifest, oracle, mined = planted
     result = run_spark(spark, root, manifest, manifest.buckets)
     assert result.counts == mined.counts
-    assert set(_first_positions(result)) == oracle.flagged
+    assert set(first_positions(result)) == oracle.flagged
 
 
 @pytest.mark.slow

@@ -26,6 +26,7 @@ from kconform.traces.operations import Boot
 from kconform.traces.oracle import OracleResult, run_oracle
 
 from .minecases_txn import TXN_NEAR_MISSES, TXN_QUIESCED_OPEN, TXN_STALE_OFFSET_READ, TXN_UNCOMMITTED_LSO_PAST_OPEN
+from .test_mine import first_positions
 from .test_mine import spark as spark  # the shared Spark session fixture
 
 
@@ -86,21 +87,14 @@ def zoo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Manifest, Oracl
     return root, manifest, run_oracle(root, manifest), run_duckdb(root, manifest, manifest.buckets)
 
 
-def _first_positions(result: EngineResult) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for _invariant, trace, _n, first in result.counts:
-        out[trace] = min(first, out.get(trace, first))
-    return out
-
-
 def test_miner_flags_exactly_the_zoo_traces_the_oracle_flags_at_its_event(
     zoo: tuple[Path, Manifest, OracleResult, EngineResult],
 ) -> None:
     _root, manifest, oracle, mined = zoo
     planted = manifest.planted()
     assert oracle.flagged == set(planted), "every zoo mutant misbehaves in its scenario, the clean runs conform"
-    assert _first_positions(mined) == {t: oracle.verdicts[t].position for t in oracle.flagged}
-    caught = {planted[t][0] for t in _first_positions(mined)}
+    assert first_positions(mined) == {t: oracle.verdicts[t].position for t in oracle.flagged}
+    caught = {planted[t][0] for t in first_positions(mined)}
     assert caught == {m for s in SCENARIOS.values() if s is not EPOCH_EXHAUSTION for m in s.mutants}
 
 
@@ -109,4 +103,4 @@ def test_spark_mines_the_zoo_like_duckdb(spark: Any, zoo: tuple[Path, Manifest, 
     root, manifest, oracle, mined = zoo
     result = run_spark(spark, root, manifest, manifest.buckets)
     assert result.counts == mined.counts
-    assert set(_first_positions(result)) == oracle.flagged
+    assert set(first_positions(result)) == oracle.flagged

@@ -18,34 +18,21 @@ from __future__ import annotations
 
 import argparse
 import platform
-from dataclasses import dataclass
 
 import z3  # type: ignore[import-untyped]
 from rich.console import Console
 from rich.table import Table
 
+from kconform.ci.benchmarks.minimal import Bug
 from kconform.conformance.bmc import BmcResult, bmc
 from kconform.model.actions import SearchBounds
 from kconform.model.config import Protocol, ReplicationConfig
 
-
-@dataclass(frozen=True)
-class Search:
-    """One bounded model checking search: rung, cluster, bounds, invariant, longest run."""
-
-    name: str
-    protocol: Protocol
-    replicas: int
-    invariant: str
-    bounds: SearchBounds
-    steps: int
-
-
 SEARCHES = (
-    Search("truncate-to-hw StrongIsr", Protocol.TRUNCATE_TO_HW, 2, "StrongIsr", SearchBounds(), 10),
-    Search("kip-101 divergence", Protocol.KIP_101, 2, "NoDivergenceBelowHw", SearchBounds(), 12),
-    Search("truncate-to-hw loss", Protocol.TRUNCATE_TO_HW, 2, "NoCommittedDataLoss", SearchBounds(), 12),
-    Search(
+    Bug("truncate-to-hw StrongIsr", Protocol.TRUNCATE_TO_HW, 2, "StrongIsr", SearchBounds(), 10),
+    Bug("kip-101 divergence", Protocol.KIP_101, 2, "NoDivergenceBelowHw", SearchBounds(), 12),
+    Bug("truncate-to-hw loss", Protocol.TRUNCATE_TO_HW, 2, "NoCommittedDataLoss", SearchBounds(), 12),
+    Bug(
         "kip-320 UNSAT <= 6, 1 record, epochs <= 2",
         Protocol.KIP_320,
         2,
@@ -83,7 +70,7 @@ def main() -> None:
         results = {}
         for name in variants:
             solving, reduce = VARIANTS[name]
-            res = bmc(cfg, search.bounds, [search.invariant], search.steps, solving=solving, reduce=reduce)
+            res = bmc(cfg, search.bounds, [search.invariant], search.max_steps, solving=solving, reduce=reduce)
             results[name] = res
             console.print(f"{search.name}, {name}: {verdict(res)} in {res.seconds:.1f} s")  # progress
         verdicts = {verdict(r) for r in results.values()}

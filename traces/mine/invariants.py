@@ -425,15 +425,11 @@ register(
           concat(partition_, ': LSO ', {STR(lso)}, ' served with HW ', {STR(hw)}) AS detail
         FROM ev WHERE kind = 'txn_consumer_fetch_handled' AND error = 0 AND lso > hw
         UNION ALL
-        SELECT 'LsoBounds' AS invariant, f.trace, f.pos, MIN(t.spos) AS wpos,
-          concat(MIN(f.partition_), ': read_uncommitted answer with LSO ', {STR(MIN(f.lso))}, ' and HW ',
-                 {STR(MIN(f.hw))}, ' while the transaction of producer ', {STR(MIN(t.pid))}, ' from offset ',
-                 {STR(MIN(t.first_o))}, ' is unstable') AS detail
-        FROM (SELECT trace, pos, partition_, lso, hw FROM ev
-              WHERE kind = 'txn_consumer_fetch_handled' AND NOT read_committed AND error = 0 AND lso <= hw) f
-        JOIN txns t ON t.trace = f.trace AND t.part = f.partition_
-        WHERE t.spos < f.pos AND t.first_o < f.lso AND (t.mpos IS NULL OR t.mpos > f.pos OR t.end_o >= f.hw)
-        GROUP BY f.trace, f.pos""",
+        SELECT 'LsoBounds' AS invariant, trace, pos, wpos,
+          concat(part, ': read_uncommitted answer with LSO ', {STR(lso)}, ' and HW ', {STR(hw)},
+                 ' while the transaction of producer ', {STR(pid)}, ' from offset ', {STR(first_o)}, ' is unstable')
+            AS detail
+        FROM unstable_lso WHERE NOT read_committed AND lso <= hw""",
     )
 )
 
@@ -555,6 +551,17 @@ TXN_VIEWS: tuple[tuple[str, str], ...] = (
         GROUP BY b.trace, b.part, b.pid, b.end_o, m.pos, m.committed""",
     ),
     (
+        "unstable_lso",
+        """
+        SELECT f.trace, f.pos, f.read_committed, MIN(f.partition_) AS part, MIN(f.lso) AS lso, MIN(f.hw) AS hw,
+          MIN(t.spos) AS wpos, MIN(t.pid) AS pid, MIN(t.first_o) AS first_o
+        FROM (SELECT trace, pos, partition_, lso, hw, read_committed FROM ev
+              WHERE kind = 'txn_consumer_fetch_handled' AND error = 0) f
+        JOIN txns t ON t.trace = f.trace AND t.part = f.partition_
+        WHERE t.spos < f.pos AND t.first_o < f.lso AND (t.mpos IS NULL OR t.mpos > f.pos OR t.end_o >= f.hw)
+        GROUP BY f.trace, f.pos, f.read_committed""",
+    ),
+    (
         "clk",
         """
         SELECT trace, pos, kind, node, txn_id, state_ AS state, error, epoch, timeout_ms, msg, state_partition, quiet,
@@ -627,6 +634,9 @@ TXN_VIEWS: tuple[tuple[str, str], ...] = (
 - ``txns``: one row per transaction of a producer on a data partition: the maximal run of its
   transactional batches up to its next marker there (``first_o``, first append ``spos``), and that
   marker (``end_o``, ``mpos``, ``committed``; null while the transaction is open);
+- ``unstable_lso``: every consumer Fetch answer whose LSO passes the first offset of a transaction
+  that was still unstable when it was served (open, or its marker not yet below the answer's HW),
+  with that transaction (the earliest one);
 - ``clk``: the coordinator-side events with the simulated clock ``now`` they happened at;
 - ``tstates``: every state a coordinator reported for a transactional id (the state after the
   handler; a non-coordinator's answer reports none; an expiry is Dead);
@@ -718,15 +728,11 @@ register(
         "KIP-98 last stable offset and read_committed; kafka-facts §2.4, §4; Redpanda #3036",
         "model invariants LsoBounds (first unstable offset part) and NoUncommittedRead",
         """
-        SELECT 'TxnAtomicVisibility' AS invariant, f.trace, f.pos, MIN(t.spos) AS wpos,
-          concat(MIN(f.partition_), ': read_committed answer with LSO ', {STR(MIN(f.lso))}, ' and HW ',
-                 {STR(MIN(f.hw))}, ' while the transaction of producer ', {STR(MIN(t.pid))}, ' from offset ',
-                 {STR(MIN(t.first_o))}, ' is unstable') AS detail
-        FROM (SELECT trace, pos, partition_, lso, hw FROM ev
-              WHERE kind = 'txn_consumer_fetch_handled' AND read_committed AND error = 0) f
-        JOIN txns t ON t.trace = f.trace AND t.part = f.partition_
-        WHERE t.spos < f.pos AND t.first_o < f.lso AND (t.mpos IS NULL OR t.mpos > f.pos OR t.end_o >= f.hw)
-        GROUP BY f.trace, f.pos""",
+        SELECT 'TxnAtomicVisibility' AS invariant, trace, pos, wpos,
+          concat(part, ': read_committed answer with LSO ', {STR(lso)}, ' and HW ', {STR(hw)},
+                 ' while the transaction of producer ', {STR(pid)}, ' from offset ', {STR(first_o)}, ' is unstable')
+            AS detail
+        FROM unstable_lso WHERE read_committed""",
     )
 )
 
