@@ -31,6 +31,14 @@ def add_parser(commands: Any) -> None:
     mine.add_argument("corpus", type=Path, metavar="CORPUS")
     mine.add_argument("--master", default="local[*]", help="Spark master URL (default: %(default)s)")
     mine.add_argument(
+        "--conf",
+        dest="spark_conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting on top of the miner's defaults, e.g. spark.driver.memory=8g (repeatable)",
+    )
+    mine.add_argument(
         "--out", type=Path, default=DEFAULT_OUT, metavar="DIR", help="output directory (default: %(default)s)"
     )
     mine.add_argument(
@@ -74,6 +82,10 @@ def cmd_mine(args: argparse.Namespace) -> int:
         return _error(f"unknown invariant {unknown[0]!r}; known invariants: {', '.join(INVARIANTS)}")
     if args.excerpts < 0:
         return _error("--excerpts must be >= 0")
+    malformed = [c for c in args.spark_conf if "=" not in c or not c.partition("=")[0].strip()]
+    if malformed:
+        return _error(f"--conf {malformed[0]!r}: expected KEY=VALUE")
+    spark_conf = {key.strip(): value for key, _, value in (c.partition("=") for c in args.spark_conf)}
     if args.out.exists() and not args.out.is_dir():
         return _error(f"--out {args.out}: exists and is not a directory")
     try:
@@ -96,7 +108,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
         elif args.engine == "duckdb":
             result = engine.run_duckdb(args.corpus, manifest, good, names)
         else:
-            spark = engine.spark_session(args.master)
+            spark = engine.spark_session(args.master, spark_conf)
             result = engine.run_spark(spark, args.corpus, manifest, good, names, out=args.out / "violations.parquet")
     if args.engine == "duckdb" or not good:
         import pyarrow.parquet as pq

@@ -42,7 +42,14 @@ from kconform.traces.events import (
     TxnConsumerFetchHandled,
 )
 from kconform.traces.generate import Plan, generate
-from kconform.traces.mine.engine import EngineResult, run_duckdb, run_spark, spark_session
+from kconform.traces.mine.engine import (
+    VIOLATION_COLUMNS,
+    EngineResult,
+    run_duckdb,
+    run_spark,
+    spark_session,
+    trace_partitions,
+)
 from kconform.traces.mine.invariants import INVARIANTS
 from kconform.traces.operations import Boot
 from kconform.traces.oracle import OracleResult, run_oracle
@@ -282,6 +289,8 @@ def test_spark_local_cluster_mode_mines_through_executors(broken: tuple[Path, Ma
             str(root),
             "--master",
             "local-cluster[2,1,1024]",
+            "--conf",
+            "spark.sql.shuffle.partitions=4",
             "--out",
             str(tmp_path / "o"),
         ],
@@ -319,3 +328,39 @@ def test_missing_columns_of_absent_kinds_read_as_null(broken: tuple[Path, Manife
     path = bucket_path(copy, EVENTS_DIR, 0)
     pq.write_table(pq.read_table(path).drop_columns(["requested_epoch", "end_offset", "unclean"]), path)
     assert run_duckdb(copy, manifest, manifest.buckets).counts == run_duckdb(root, manifest, manifest.buckets).counts
+
+
+def test_trace_partitions_hold_about_a_million_events_and_a_multiple_of_the_cores() -> None:
+    assert trace_partitions(1_000, 2) == 2
+    assert trace_partitions(1_000_000, 2) == 2
+    assert trace_partitions(2_500_000, 2) == 4
+    assert trace_partitions(10_000_000, 2) == 10
+    assert trace_partitions(100_000_000, 4) == 100
+
+
+def test_spark_reads_files_that_lack_columns_and_writes_no_violation_for_a_clean_corpus(
+    spark: Any, broken: tuple[Path, Manifest], tmp_path: Path
+) -> None:
+    import pyarrow.parquet as pq
+
+    root, manifest = broken
+    copy = tmp_path / "c"
+    shutil.copytree(root, copy)
+    path = bucket_path(copy, EVENTS_DIR, 0)
+    pq.write_table(pq.read_table(path).drop_columns(["requested_epoch", "end_offset", "now_ms"]), path)
+    assert (
+        run_spark(spark, copy, manifest, manifest.buckets).counts == run_duckdb(root, manifest, manifest.buckets).counts
+    )
+    clean = tmp_path / "clean"
+    clean_manifest = write_corpus(clean, [_trace([_lead(0, 0)])], buckets=1)
+    result = run_spark(spark, clean, clean_manifest, clean_manifest.buckets, out=tmp_path / "v.parquet")
+    assert not result.counts and result.violations.num_rows == 0
+    assert pq.read_table(tmp_path / "v.parquet").column_names == [*VIOLATION_COLUMNS, "witness_events"]
+
+
+def test_mine_cli_refuses_a_spark_setting_without_a_value(
+    broken: tuple[Path, Manifest], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, _manifest = broken
+    assert cli.main(["mine", str(root), "--conf", "spark.driver.memory"]) == EXIT_ERROR
+    assert "--conf 'spark.driver.memory': expected KEY=VALUE" in capsys.readouterr().err

@@ -1,19 +1,25 @@
 """Mining throughput: the Spark miner, the single-process oracle and DuckDB on the same corpora.
 
 Run: ``python -m kconform.ci.benchmarks.mine [--sizes 1000000 10000000] [--workers 2]``. For each size
-it generates a corpus (seed 0, reference cluster, no mutants), then measures, each in a fresh
-process so that peak memory is its own:
+it generates a corpus (seed 0, reference cluster, no mutants; ``--dir D --reuse`` mines the corpora
+already in D, ``--corpus PATH`` mines an existing corpus such as a 100M-event one), then measures,
+each in a fresh process so that peak memory is its own:
 
 - the Spark miner on ``local[2]`` (every invariant, violations written as in ``kconform mine``);
 - DuckDB running the same SQL text on the same Parquet files (2 threads);
 - the oracle (lockstep judge over every trace), on at most ``--oracle-events`` events of the corpus
-  (whole traces); beyond that its rate is extrapolated, and the table says so.
+  (its first whole traces): on a larger corpus its figure is measured on that sample, and the
+  table says so. Nothing is extrapolated.
 
 Events/s counts the corpus' events over wall-clock seconds of the engine's work (Spark: from the
-first read to the violations on disk, the session start-up is reported apart). Peak memory is
-the high-water resident set (``VmHWM``) of the process, and for Spark of the JVM that holds the
-driver and, in local mode, the executors. Ratios are from the same run. It prints numbers; it
-asserts nothing.
+first read to the violations on disk; the session start-up is reported apart). CPU seconds are the
+engine processes' user + system time over the same span (JVM and Python driver for Spark), and
+events per CPU-second are shown beside wall-clock rates because the machine may be shared: the load
+average at the end of each measurement is printed with it. Peak memory is the high-water resident
+set (``VmHWM``): for Spark of the JVM, which in local mode is the driver and the executors, and of
+the Python driver; for DuckDB and the oracle of their one process. Ratios (Spark / DuckDB, Spark /
+oracle, and the scaling ratio: an engine's events/s at a size over its events/s at the first size,
+1.0 = linear) are from the same run. It prints numbers; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -45,7 +51,16 @@ def _peak_rss_mb(pid: int | None = None) -> float:
     return 0.0
 
 
-def _one(engine: str, corpus: str, oracle_events: int) -> dict[str, Any]:
+def _cpu_s(pid: int | None = None) -> float:
+    """User + system CPU seconds of ``pid`` (default: this process), all threads; 0 if unknown."""
+    try:
+        fields = Path(f"/proc/{pid or 'self'}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _one(engine: str, corpus: str, oracle_events: int, driver_memory: str) -> dict[str, Any]:
     """Measure one engine on one corpus in this process; returns the figures."""
     from kconform.traces.corpus import read_manifest
 
@@ -55,19 +70,22 @@ def _one(engine: str, corpus: str, oracle_events: int) -> dict[str, Any]:
         from kconform.traces.mine.engine import run_spark, spark_session
 
         started = time.perf_counter()
-        spark = spark_session("local[2]", {"spark.driver.memory": "3g"})
+        spark = spark_session("local[2]", {"spark.driver.memory": driver_memory})
         out["startup_s"] = time.perf_counter() - started
+        jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
+        cpu = _cpu_s(jvm_pid) + _cpu_s()
         with tempfile.TemporaryDirectory() as tmp:
             result = run_spark(spark, corpus, manifest, manifest.buckets, out=Path(tmp) / "v.parquet")
-        jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
+        out["cpu_s"] = _cpu_s(jvm_pid) + _cpu_s() - cpu
         out["jvm_peak_mb"] = _peak_rss_mb(jvm_pid)
         spark.stop()
         out.update(seconds=result.seconds, violations=len(result.counts))
     elif engine == "duckdb":
         from kconform.traces.mine.engine import run_duckdb
 
+        cpu = _cpu_s()
         result = run_duckdb(corpus, manifest, manifest.buckets, threads=2)
-        out.update(seconds=result.seconds, violations=len(result.counts))
+        out.update(seconds=result.seconds, violations=len(result.counts), cpu_s=_cpu_s() - cpu)
     else:
         from kconform.traces.oracle import run_oracle
 
@@ -77,13 +95,17 @@ def _one(engine: str, corpus: str, oracle_events: int) -> dict[str, Any]:
                 break
             chosen.append(t.trace)
             total += t.events
+        cpu = _cpu_s()
         oracle = run_oracle(corpus, manifest, chosen)
-        out.update(seconds=oracle.seconds, judged_events=oracle.events, violations=len(oracle.flagged))
+        out.update(
+            seconds=oracle.seconds, judged_events=oracle.events, violations=len(oracle.flagged), cpu_s=_cpu_s() - cpu
+        )
     out["python_peak_mb"] = _peak_rss_mb()
+    out["load"] = os.getloadavg()[0]
     return out
 
 
-def _measure(engine: str, corpus: Path, oracle_events: int) -> dict[str, Any]:
+def _measure(engine: str, corpus: Path, oracle_events: int, driver_memory: str) -> dict[str, Any]:
     run = subprocess.run(
         [
             sys.executable,
@@ -91,10 +113,12 @@ def _measure(engine: str, corpus: Path, oracle_events: int) -> dict[str, Any]:
             "kconform.ci.benchmarks.mine",
             "--one",
             engine,
-            "--corpus",
+            "--one-corpus",
             str(corpus),
             "--oracle-events",
             str(oracle_events),
+            "--driver-memory",
+            driver_memory,
         ],
         capture_output=True,
         text=True,
@@ -115,19 +139,41 @@ def _rate(figures: dict[str, dict[str, Any]], engine: str) -> float:
     return float(f.get("judged_events", f["events"])) / float(f["seconds"])
 
 
+def _cpu_rate(figures: dict[str, dict[str, Any]], engine: str) -> float:
+    """Events per CPU-second of ``engine`` (0 when it was not measured)."""
+    f = figures.get(engine)
+    if not f or not f.get("cpu_s"):
+        return 0.0
+    return float(f.get("judged_events", f["events"])) / float(f["cpu_s"])
+
+
+def _gib(mb: float) -> str:
+    return f"{mb / 1024:.1f} GiB" if mb else "-"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[1_000_000, 10_000_000])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--oracle-events", type=int, default=1_000_000, help="events the oracle judges at most")
     parser.add_argument("--engines", nargs="+", default=["spark", "duckdb", "oracle"])
     parser.add_argument("--dir", type=Path, default=None, help="where corpora go (default: a temporary directory)")
     parser.add_argument("--reuse", action="store_true", help="mine corpora already in --dir instead of regenerating")
+    parser.add_argument(
+        "--corpus",
+        dest="corpora",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="also mine this existing corpus, after the --sizes ones (repeatable)",
+    )
+    parser.add_argument("--driver-memory", default="3g", help="spark.driver.memory (default: %(default)s)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
-    parser.add_argument("--corpus", help=argparse.SUPPRESS)
+    parser.add_argument("--one-corpus", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(_one(args.one, args.corpus, args.oracle_events)))
+        print(json.dumps(_one(args.one, args.one_corpus, args.oracle_events, args.driver_memory)))
         return 0
 
     from kconform.traces.corpus import read_manifest
@@ -136,48 +182,76 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(width=max(Console().width, 150))
     console.print(f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     base = args.dir or Path(tempfile.mkdtemp(prefix="kconform-bench-"))
-    table = Table(title="mining throughput (events/s; one run)")
+    table = Table(title="mining throughput (events/s over wall-clock seconds; events per CPU-second in brackets)")
     for column in (
         "events",
         "generate ev/s",
         "spark ev/s",
-        "spark JVM peak MiB",
+        "spark start-up s",
+        "spark peak RSS: JVM (driver + executors) / Python driver",
         "duckdb ev/s",
-        "duckdb peak MiB",
+        "duckdb peak RSS",
         "oracle ev/s",
+        "oracle peak RSS",
         "spark / duckdb",
         "spark / oracle",
+        "load",
     ):
         table.add_column(column, justify="right")
+    runs: list[tuple[int, dict[str, dict[str, Any]]]] = []
+    corpora: list[tuple[Path, float]] = []
     for size in args.sizes:
         corpus = base / f"corpus-{size}"
         if args.reuse and (corpus / "manifest.json").exists():
-            manifest, gen_rate = read_manifest(corpus), 0.0  # same seed and plan: the same corpus
+            corpora.append((corpus, 0.0))  # same seed and plan: the same corpus
         else:
             result = generate(corpus, Plan(events=size, seed=0), workers=args.workers)
-            manifest, gen_rate = result.manifest, result.events_per_second
-            console.print(f"generated {manifest.events:,} events in {result.seconds:.1f} s ({gen_rate:,.0f} ev/s)")
+            console.print(
+                f"generated {result.manifest.events:,} events in {result.seconds:.1f} s "
+                f"({result.events_per_second:,.0f} ev/s)"
+            )
+            corpora.append((corpus, result.events_per_second))
+    corpora.extend((path, 0.0) for path in args.corpora)
+    for corpus, gen_rate in corpora:
+        manifest = read_manifest(corpus)
         figures: dict[str, dict[str, Any]] = {}
         for engine in args.engines:
-            figures[engine] = _measure(engine, corpus, args.oracle_events)
+            figures[engine] = _measure(engine, corpus, args.oracle_events, args.driver_memory)
             console.print(json.dumps(figures[engine]))
-
+        runs.append((manifest.events, figures))
         spark, duck, oracle = (_rate(figures, e) for e in ("spark", "duckdb", "oracle"))
         oracle_note = ""
         if "oracle" in figures and figures["oracle"]["judged_events"] < figures["oracle"]["events"]:
-            oracle_note = f" (on {figures['oracle']['judged_events']:,})"
+            oracle_note = f", measured on a sample of {figures['oracle']['judged_events']:,} events"
+        sf = figures.get("spark", {})
         table.add_row(
             f"{manifest.events:,}",
-            f"{gen_rate:,.0f}",
-            f"{spark:,.0f}",
-            f"{figures.get('spark', {}).get('jvm_peak_mb', 0):,.0f}",
-            f"{duck:,.0f}",
-            f"{figures.get('duckdb', {}).get('python_peak_mb', 0):,.0f}",
-            f"{oracle:,.0f}{oracle_note}",
-            f"{spark / duck:.2f}" if duck else "-",
-            f"{spark / oracle:.1f}" if oracle else "-",
+            f"{gen_rate:,.0f}" if gen_rate else "(reused)",
+            f"{spark:,.0f} ({_cpu_rate(figures, 'spark'):,.0f})" if spark else "-",
+            f"{sf['startup_s']:.1f}" if sf else "-",
+            f"{_gib(sf.get('jvm_peak_mb', 0))} / {_gib(sf.get('python_peak_mb', 0))}" if sf else "-",
+            f"{duck:,.0f} ({_cpu_rate(figures, 'duckdb'):,.0f})" if duck else "-",
+            _gib(figures.get("duckdb", {}).get("python_peak_mb", 0)),
+            f"{oracle:,.0f} ({_cpu_rate(figures, 'oracle'):,.0f}){oracle_note}" if oracle else "-",
+            _gib(figures.get("oracle", {}).get("python_peak_mb", 0)),
+            f"{spark / duck:.2f}" if spark and duck else "-",
+            f"{spark / oracle:.1f}" if spark and oracle else "-",
+            " ".join(f"{f['load']:.1f}" for f in figures.values()),
         )
     console.print(table)
+    if len(runs) > 1:
+        scaling = Table(title=f"scaling: events/s at each size / events/s at {runs[0][0]:,} events (1.0 = linear)")
+        scaling.add_column("events", justify="right")
+        for engine in args.engines:
+            scaling.add_column(engine, justify="right")
+        first = runs[0][1]
+        for events, figures in runs[1:]:
+            cells = []
+            for engine in args.engines:
+                base_rate, rate = _rate(first, engine), _rate(figures, engine)
+                cells.append(f"{rate / base_rate:.2f}" if base_rate and rate else "-")
+            scaling.add_row(f"{events:,}", *cells)
+        console.print(scaling)
     return 0
 
 

@@ -4,7 +4,8 @@ Both engines build the same views (kconform.traces.mine.invariants) over the rea
 a corpus and run the same union of invariant queries. Spark additionally repartitions the events by
 trace once, so that every later window, join and aggregation (all keyed by trace first) runs
 without another shuffle of the whole corpus; only violations (and per-invariant, per-trace counts)
-come back to the driver.
+come back to the driver. Witness events are looked up in the buckets of flagged traces only, so a
+clean corpus is read twice (the row check and the mining), never a third time.
 """
 
 from __future__ import annotations
@@ -120,22 +121,40 @@ class EngineResult:
 # --------------------------------------------------------------------------------------------
 
 
+SPARK_DEFAULTS: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    # Upper bound for the shuffles after the one by trace; AQE coalesces them to what the data needs.
+    "spark.sql.shuffle.partitions": "64",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.sql.adaptive.coalescePartitions.enabled": "true",
+    # Every join is keyed by trace first and the events are already partitioned by trace: do not
+    # shuffle them again to co-partition on the full join key.
+    "spark.sql.requireAllClusterKeysForCoPartition": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.memory": "2g",
+}
+"""The session settings ``spark_session`` starts from (``conf`` overrides any of them)."""
+
+EVENTS_PER_PARTITION = 1_000_000
+"""Events per partition of the trace-partitioned events (the unit of every window and join task)."""
+
+
+def trace_partitions(events: int, parallelism: int) -> int:
+    """Partitions for ``events`` events on ``parallelism`` cores: about EVENTS_PER_PARTITION events
+    each, a multiple of the cores, at least one per core."""
+    per_core = max(1, -(-events // (EVENTS_PER_PARTITION * max(1, parallelism))))
+    return per_core * max(1, parallelism)
+
+
 def spark_session(master: str = "local[*]", conf: dict[str, str] | None = None) -> SparkSession:
-    """A SparkSession for mining (no UI, quiet logs, modest shuffle parallelism); reuses a running one."""
+    """A SparkSession for mining (SPARK_DEFAULTS: no UI, adaptive execution, no reshuffle of
+    trace-partitioned data for joins) with ``conf`` on top; reuses a running one."""
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", _python()))
     from pyspark.sql import SparkSession
 
-    builder = (
-        SparkSession.builder.master(master)
-        .appName("kconform-mine")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.adaptive.enabled", "true")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.memory", "2g")
-    )
-    for key, value in (conf or {}).items():
+    builder = SparkSession.builder.master(master).appName("kconform-mine")
+    for key, value in {**SPARK_DEFAULTS, **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
@@ -146,6 +165,20 @@ def _python() -> str:
     import sys
 
     return sys.executable
+
+
+def spark_schema(root: str | os.PathLike[str], buckets: Sequence[int]) -> Any:
+    """The Spark schema of the event columns the buckets' files hold (footers only, read on the
+    driver): handing it to the reader spares Spark a job that merges the files' schemas."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    present = present_columns(root, buckets)
+    return from_arrow_schema(pa.schema([f for f in arrow_schema() if f.name in present]))
+
+
+def _read_events(spark: SparkSession, root: str | os.PathLike[str], buckets: Sequence[int], schema: Any) -> DataFrame:
+    paths = [str(bucket_path(root, EVENTS_DIR, b)) for b in buckets]
+    return spark.read.schema(schema).parquet(*paths)
 
 
 def run_spark(
@@ -160,10 +193,9 @@ def run_spark(
     """Mine the given buckets of the corpus with Spark; write the violations Parquet (with witness
     events) to ``out`` if given; keep at most ``keep`` violations in the returned table."""
     started = time.perf_counter()
-    paths = [str(bucket_path(root, EVENTS_DIR, b)) for b in buckets]
-    parallelism = int(spark.conf.get("spark.sql.shuffle.partitions") or "8")
-    spark.read.option("mergeSchema", "true").parquet(*paths).createOrReplaceTempView("ev_file")
-    select = ev_select("spark", present_columns(root, buckets))
+    schema = spark_schema(root, buckets)
+    select = ev_select("spark", {f.name for f in schema.fields})
+    _read_events(spark, root, buckets, schema).createOrReplaceTempView("ev_file")
     spark.sql(f"SELECT {select} FROM ev_file").createOrReplaceTempView("ev_scan")
     bad = [
         (int(r["trace"]), int(r["pos"]), str(r["kind"]))
@@ -172,9 +204,11 @@ def run_spark(
     skipped = sorted({t for t, _, _ in bad})
     scan = spark.table("ev_scan")
     good = scan.where(~scan["trace"].isin(skipped)) if skipped else scan
-    good.createOrReplaceTempView("ev_good")
+    wanted = set(buckets)
+    events = sum(t.events for t in manifest.traces if t.bucket in wanted and t.trace not in set(skipped))
     # One shuffle of the corpus: every later window, join and aggregation is keyed by trace first.
-    good.repartition(parallelism, "trace").createOrReplaceTempView("ev")
+    partitions = trace_partitions(events, spark.sparkContext.defaultParallelism)
+    good.repartition(partitions, "trace").createOrReplaceTempView("ev")
     # VALUES relations, not createDataFrame: no Python worker runs anywhere in the job.
     for name, table in {"tr": traces_table(manifest), **txn_tables(manifest)}.items():
         spark.sql(spark_values(table)).createOrReplaceTempView(name)
@@ -186,17 +220,34 @@ def run_spark(
             persisted.append(df)
         df.createOrReplaceTempView(name)
     spark.table("st").count()  # materialise the cached state once; every invariant reads it
-    spark.sql(violations_sql("spark", names)).createOrReplaceTempView("violations")
-    # Witness events come from the unshuffled scan: the few violations are broadcast to it.
-    witnessed = spark.sql(
-        """
-        SELECT v.invariant, v.trace, v.pos, v.wpos, v.detail,
-          transform(sort_array(collect_list(struct(e.pos AS p, to_json(struct(e.*)) AS j))), x -> x.j) AS witness_events
-        FROM (SELECT *, wp FROM (SELECT *, monotonically_increasing_id() AS vid FROM violations)
-              LATERAL VIEW explode(array(pos, wpos)) t AS wp) v
-        JOIN ev_good e ON e.trace = v.trace AND e.pos = v.wp
-        GROUP BY v.vid, v.invariant, v.trace, v.pos, v.wpos, v.detail"""
-    )
+    violations = spark.sql(violations_sql("spark", names)).persist()
+    persisted.append(violations)
+    violations.createOrReplaceTempView("violations")
+    flagged = sorted(int(r["trace"]) for r in violations.select("trace").distinct().collect())
+    if flagged:
+        # Witness events come from the buckets of the flagged traces only; the few violations are
+        # broadcast to them.
+        flagged_buckets = sorted({t.bucket for t in manifest.traces if t.trace in set(flagged)} & wanted)
+        wit = _read_events(spark, root, flagged_buckets, schema)
+        wit.createOrReplaceTempView("ev_wit_file")
+        spark.sql(
+            f"SELECT {select} FROM ev_wit_file WHERE trace IN ({', '.join(map(str, flagged))})"
+        ).createOrReplaceTempView("ev_wit")
+        witnessed = spark.sql(
+            """
+            SELECT v.invariant, v.trace, v.pos, v.wpos, v.detail,
+              transform(sort_array(collect_list(struct(e.pos AS p, to_json(struct(e.*)) AS j))), x -> x.j)
+                AS witness_events
+            FROM (SELECT *, wp FROM (SELECT *, monotonically_increasing_id() AS vid FROM violations)
+                  LATERAL VIEW explode(array(pos, wpos)) t AS wp) v
+            JOIN ev_wit e ON e.trace = v.trace AND e.pos = v.wp
+            GROUP BY v.vid, v.invariant, v.trace, v.pos, v.wpos, v.detail"""
+        )
+    else:
+        witnessed = spark.sql(
+            "SELECT invariant, trace, pos, wpos, detail, CAST(array() AS ARRAY<STRING>) AS witness_events "
+            "FROM violations"
+        )
     with tempfile.TemporaryDirectory(prefix="kconform-violations-") as tmp:
         target = str(out) if out is not None else os.path.join(tmp, "violations.parquet")
         witnessed.coalesce(1).write.mode("overwrite").parquet(target)
@@ -206,7 +257,6 @@ def run_spark(
     for df in persisted:
         df.unpersist()
     counts = _counts(table)
-    events = sum(t.events for t in manifest.traces if t.bucket in set(buckets) and t.trace not in set(skipped))
     return EngineResult(table.slice(0, keep), counts, bad, events, time.perf_counter() - started)
 
 
