@@ -60,7 +60,7 @@ def _cpu_s(pid: int | None = None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _one(engine: str, corpus: str, oracle_events: int, driver_memory: str) -> dict[str, Any]:
+def _one(engine: str, corpus: str, oracle_events: int, driver_memory: str, duckdb_memory: str | None) -> dict[str, Any]:
     """Measure one engine on one corpus in this process; returns the figures."""
     from kconform.traces.corpus import read_manifest
 
@@ -84,7 +84,7 @@ def _one(engine: str, corpus: str, oracle_events: int, driver_memory: str) -> di
         from kconform.traces.mine.engine import run_duckdb
 
         cpu = _cpu_s()
-        result = run_duckdb(corpus, manifest, manifest.buckets, threads=2)
+        result = run_duckdb(corpus, manifest, manifest.buckets, threads=2, memory_limit=duckdb_memory)
         out.update(seconds=result.seconds, violations=len(result.counts), cpu_s=_cpu_s() - cpu)
     else:
         from kconform.traces.oracle import run_oracle
@@ -105,7 +105,9 @@ def _one(engine: str, corpus: str, oracle_events: int, driver_memory: str) -> di
     return out
 
 
-def _measure(engine: str, corpus: Path, oracle_events: int, driver_memory: str) -> dict[str, Any]:
+def _measure(
+    engine: str, corpus: Path, oracle_events: int, driver_memory: str, duckdb_memory: str | None
+) -> dict[str, Any]:
     run = subprocess.run(
         [
             sys.executable,
@@ -119,6 +121,7 @@ def _measure(engine: str, corpus: Path, oracle_events: int, driver_memory: str) 
             str(oracle_events),
             "--driver-memory",
             driver_memory,
+            *(["--duckdb-memory", duckdb_memory] if duckdb_memory else []),
         ],
         capture_output=True,
         text=True,
@@ -157,6 +160,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--oracle-events", type=int, default=1_000_000, help="events the oracle judges at most")
     parser.add_argument("--engines", nargs="+", default=["spark", "duckdb", "oracle"])
+    parser.add_argument(
+        "--oracle-up-to",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run the oracle only on corpora of at most N events (default: on every corpus, sampled)",
+    )
     parser.add_argument("--dir", type=Path, default=None, help="where corpora go (default: a temporary directory)")
     parser.add_argument("--reuse", action="store_true", help="mine corpora already in --dir instead of regenerating")
     parser.add_argument(
@@ -169,11 +179,12 @@ def main(argv: list[str] | None = None) -> int:
         help="also mine this existing corpus, after the --sizes ones (repeatable)",
     )
     parser.add_argument("--driver-memory", default="3g", help="spark.driver.memory (default: %(default)s)")
+    parser.add_argument("--duckdb-memory", default=None, help="DuckDB memory_limit, e.g. 6GB (default: DuckDB's)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--one-corpus", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(_one(args.one, args.one_corpus, args.oracle_events, args.driver_memory)))
+        print(json.dumps(_one(args.one, args.one_corpus, args.oracle_events, args.driver_memory, args.duckdb_memory)))
         return 0
 
     from kconform.traces.corpus import read_manifest
@@ -216,7 +227,9 @@ def main(argv: list[str] | None = None) -> int:
         manifest = read_manifest(corpus)
         figures: dict[str, dict[str, Any]] = {}
         for engine in args.engines:
-            figures[engine] = _measure(engine, corpus, args.oracle_events, args.driver_memory)
+            if engine == "oracle" and args.oracle_up_to is not None and manifest.events > args.oracle_up_to:
+                continue
+            figures[engine] = _measure(engine, corpus, args.oracle_events, args.driver_memory, args.duckdb_memory)
             console.print(json.dumps(figures[engine]))
         runs.append((manifest.events, figures))
         spark, duck, oracle = (_rate(figures, e) for e in ("spark", "duckdb", "oracle"))

@@ -299,15 +299,19 @@ def run_duckdb(
     buckets: Sequence[int],
     names: list[str] | None = None,
     threads: int | None = None,
+    memory_limit: str | None = None,
 ) -> EngineResult:
     """The same invariants as SQL on DuckDB over the same Parquet files (benchmark baseline and a
-    cross-check of the Spark dialect): returns violations without witness events."""
+    cross-check of the Spark dialect): returns violations without witness events. ``memory_limit``
+    (e.g. ``"6GB"``) bounds DuckDB's memory; beyond it DuckDB spills to its temporary directory."""
     import duckdb
 
     started = time.perf_counter()
     con = duckdb.connect()
     if threads is not None:
         con.execute(f"SET threads = {int(threads)}")
+    if memory_limit is not None:
+        con.execute("SET memory_limit = ?", [memory_limit])
     paths = ", ".join(f"'{bucket_path(root, EVENTS_DIR, b)}'" for b in buckets)
     select = ev_select("duckdb", present_columns(root, buckets))
     con.execute(f"CREATE VIEW ev AS SELECT {select} FROM read_parquet([{paths}], union_by_name = true)")
