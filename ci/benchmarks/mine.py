@@ -60,8 +60,11 @@ def _cpu_s(pid: int | None = None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _one(engine: str, corpus: str, oracle_events: int, driver_memory: str, duckdb_memory: str | None) -> dict[str, Any]:
-    """Measure one engine on one corpus in this process; returns the figures."""
+def _one(
+    engine: str, corpus: str, oracle_events: int, driver_memory: str, duckdb_memory: str | None, spark_runs: int = 1
+) -> dict[str, Any]:
+    """Measure one engine on one corpus in this process; returns the figures (Spark: the first run
+    on a cold JVM, and with ``spark_runs`` > 1 the last one as ``warm_*``)."""
     from kconform.traces.corpus import read_manifest
 
     manifest = read_manifest(corpus)
@@ -76,7 +79,11 @@ def _one(engine: str, corpus: str, oracle_events: int, driver_memory: str, duckd
         cpu = _cpu_s(jvm_pid) + _cpu_s()
         with tempfile.TemporaryDirectory() as tmp:
             result = run_spark(spark, corpus, manifest, manifest.buckets, out=Path(tmp) / "v.parquet")
-        out["cpu_s"] = _cpu_s(jvm_pid) + _cpu_s() - cpu
+            out["cpu_s"] = _cpu_s(jvm_pid) + _cpu_s() - cpu
+            for _ in range(spark_runs - 1):
+                cpu = _cpu_s(jvm_pid) + _cpu_s()
+                warm = run_spark(spark, corpus, manifest, manifest.buckets, out=Path(tmp) / "w.parquet")
+                out.update(warm_seconds=warm.seconds, warm_cpu_s=_cpu_s(jvm_pid) + _cpu_s() - cpu)
         out["jvm_peak_mb"] = _peak_rss_mb(jvm_pid)
         spark.stop()
         out.update(seconds=result.seconds, violations=len(result.counts))
@@ -106,7 +113,7 @@ def _one(engine: str, corpus: str, oracle_events: int, driver_memory: str, duckd
 
 
 def _measure(
-    engine: str, corpus: Path, oracle_events: int, driver_memory: str, duckdb_memory: str | None
+    engine: str, corpus: Path, oracle_events: int, driver_memory: str, duckdb_memory: str | None, spark_runs: int
 ) -> dict[str, Any]:
     run = subprocess.run(
         [
@@ -121,6 +128,8 @@ def _measure(
             str(oracle_events),
             "--driver-memory",
             driver_memory,
+            "--spark-runs",
+            str(spark_runs),
             *(["--duckdb-memory", duckdb_memory] if duckdb_memory else []),
         ],
         capture_output=True,
@@ -179,12 +188,30 @@ def main(argv: list[str] | None = None) -> int:
         help="also mine this existing corpus, after the --sizes ones (repeatable)",
     )
     parser.add_argument("--driver-memory", default="3g", help="spark.driver.memory (default: %(default)s)")
+    parser.add_argument(
+        "--spark-runs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="mine N times in one Spark session; the table adds the last (warm JVM) run (default: 1)",
+    )
     parser.add_argument("--duckdb-memory", default=None, help="DuckDB memory_limit, e.g. 6GB (default: DuckDB's)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--one-corpus", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(_one(args.one, args.one_corpus, args.oracle_events, args.driver_memory, args.duckdb_memory)))
+        print(
+            json.dumps(
+                _one(
+                    args.one,
+                    args.one_corpus,
+                    args.oracle_events,
+                    args.driver_memory,
+                    args.duckdb_memory,
+                    args.spark_runs,
+                )
+            )
+        )
         return 0
 
     from kconform.traces.corpus import read_manifest
@@ -198,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         "events",
         "generate ev/s",
         "spark ev/s",
+        "spark warm ev/s",
         "spark start-up s",
         "spark peak RSS: JVM (driver + executors) / Python driver",
         "duckdb ev/s",
@@ -229,7 +257,9 @@ def main(argv: list[str] | None = None) -> int:
         for engine in args.engines:
             if engine == "oracle" and args.oracle_up_to is not None and manifest.events > args.oracle_up_to:
                 continue
-            figures[engine] = _measure(engine, corpus, args.oracle_events, args.driver_memory, args.duckdb_memory)
+            figures[engine] = _measure(
+                engine, corpus, args.oracle_events, args.driver_memory, args.duckdb_memory, args.spark_runs
+            )
             console.print(json.dumps(figures[engine]))
         runs.append((manifest.events, figures))
         spark, duck, oracle = (_rate(figures, e) for e in ("spark", "duckdb", "oracle"))
@@ -241,6 +271,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{manifest.events:,}",
             f"{gen_rate:,.0f}" if gen_rate else "(reused)",
             f"{spark:,.0f} ({_cpu_rate(figures, 'spark'):,.0f})" if spark else "-",
+            (
+                f"{manifest.events / sf['warm_seconds']:,.0f} ({manifest.events / sf['warm_cpu_s']:,.0f})"
+                if sf.get("warm_cpu_s")
+                else "-"
+            ),
             f"{sf['startup_s']:.1f}" if sf else "-",
             f"{_gib(sf.get('jvm_peak_mb', 0))} / {_gib(sf.get('python_peak_mb', 0))}" if sf else "-",
             f"{duck:,.0f} ({_cpu_rate(figures, 'duckdb'):,.0f})" if duck else "-",
