@@ -347,7 +347,7 @@ def test_spark_reads_files_that_lack_columns_and_writes_no_violation_for_a_clean
     copy = tmp_path / "c"
     shutil.copytree(root, copy)
     path = bucket_path(copy, EVENTS_DIR, 0)
-    pq.write_table(pq.read_table(path).drop_columns(["requested_epoch", "end_offset", "now_ms"]), path)
+    pq.write_table(pq.read_table(path).drop_columns(["requested_epoch", "end_offset", "unclean"]), path)
     assert (
         run_spark(spark, copy, manifest, manifest.buckets).counts == run_duckdb(root, manifest, manifest.buckets).counts
     )
