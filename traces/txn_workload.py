@@ -165,10 +165,14 @@ class TxnWorkload(SwarmWorkload[tuple[ops.Operation, ...]]):
 
     def _idempotent_send(self) -> tuple[ops.Operation, ...]:
         send = ops.Send(client=IDEMPOTENT_CLIENT, partition=self._partition(), count=self.rng.randint(1, 3))
+        return *self._start_idempotent(), send
+
+    def _start_idempotent(self) -> tuple[ops.Operation, ...]:
+        """The idempotent producer's InitProducerId, the first time it is used (else nothing)."""
         if self.idempotent_started:
-            return (send,)
+            return ()
         self.idempotent_started = True
-        return ops.InitProducer(client=IDEMPOTENT_CLIENT, txn_id=""), send
+        return (ops.InitProducer(client=IDEMPOTENT_CLIENT, txn_id=""),)
 
     def _move_coordinator(self, broker: int) -> ops.Operation:
         self.coordinator = broker
@@ -246,10 +250,7 @@ class TxnWorkload(SwarmWorkload[tuple[ops.Operation, ...]]):
         partition = self._partition()
         if self.rng.random() < 0.5:
             client = IDEMPOTENT_CLIENT
-            start: tuple[ops.Operation, ...] = (self._drain(),)
-            if not self.idempotent_started:
-                self.idempotent_started = True
-                start = (ops.InitProducer(client=IDEMPOTENT_CLIENT, txn_id=""), self._drain())
+            start: tuple[ops.Operation, ...] = (*self._start_idempotent(), self._drain())
         else:
             client = self.instances - 1
             start = self._fresh_txn(client, partition)

@@ -205,7 +205,8 @@ def run_spark(
     scan = spark.table("ev_scan")
     good = scan.where(~scan["trace"].isin(skipped)) if skipped else scan
     wanted = set(buckets)
-    events = sum(t.events for t in manifest.traces if t.bucket in wanted and t.trace not in set(skipped))
+    left_out = set(skipped)
+    events = sum(t.events for t in manifest.traces if t.bucket in wanted and t.trace not in left_out)
     # One shuffle of the corpus: every later window, join and aggregation is keyed by trace first.
     partitions = trace_partitions(events, spark.sparkContext.defaultParallelism)
     good.repartition(partitions, "trace").createOrReplaceTempView("ev")
@@ -227,7 +228,8 @@ def run_spark(
     if flagged:
         # Witness events come from the buckets of the flagged traces only; the few violations are
         # broadcast to them.
-        flagged_buckets = sorted({t.bucket for t in manifest.traces if t.trace in set(flagged)} & wanted)
+        flagged_set = set(flagged)
+        flagged_buckets = sorted({t.bucket for t in manifest.traces if t.trace in flagged_set} & wanted)
         wit = _read_events(spark, root, flagged_buckets, schema)
         wit.createOrReplaceTempView("ev_wit_file")
         spark.sql(
