@@ -107,13 +107,15 @@ class ProbeConfig:
 
     ``acks`` is the default of sends that do not name their own; ``unclean_leader_election``
     permits losing acknowledged writes on failover (Kafka's unclean.leader.election.enable);
-    ``consumption`` is the consumer's delivery promise (at-least-once permits re-delivery).
-    ``extra`` keeps any further keys (the format grows additively)."""
+    ``consumption`` is the consumer's delivery promise (at-least-once permits re-delivery);
+    ``volatile_storage`` says a broker restart loses its data (e.g. Tansu's memory storage), which
+    permits every loss. ``extra`` keeps any further keys (the format grows additively)."""
 
     acks: str = "all"
     unclean_leader_election: bool = False
     min_insync_replicas: int = 1
     consumption: str = "at-least-once"
+    volatile_storage: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -122,6 +124,7 @@ class ProbeConfig:
             "unclean_leader_election": self.unclean_leader_election,
             "min_insync_replicas": self.min_insync_replicas,
             "consumption": self.consumption,
+            "volatile_storage": self.volatile_storage,
         }
         out.update(self.extra)
         return out
@@ -636,7 +639,7 @@ def _parse_header(obj: Any) -> HistoryHeader:
             raise _Bad(f"topics.{t}", "a topic name is non-empty and has no ':'")
         topics[t] = _int(n, f"topics.{t}", 1)
     config_raw = _obj(head.get("config", {}), "config")
-    known_config = ("acks", "unclean_leader_election", "min_insync_replicas", "consumption")
+    known_config = ("acks", "unclean_leader_election", "min_insync_replicas", "consumption", "volatile_storage")
     config = ProbeConfig(
         acks=_choice(config_raw.get("acks", "all"), ACKS, "config.acks"),
         unclean_leader_election=_bool(
@@ -644,6 +647,7 @@ def _parse_header(obj: Any) -> HistoryHeader:
         ),
         min_insync_replicas=_int(config_raw.get("min_insync_replicas", 1), "config.min_insync_replicas", 1),
         consumption=_choice(config_raw.get("consumption", "at-least-once"), CONSUMPTION, "config.consumption"),
+        volatile_storage=_bool(config_raw.get("volatile_storage", False), "config.volatile_storage"),
         extra={k: v for k, v in config_raw.items() if k not in known_config},
     )
     skipped: list[Skipped] = []

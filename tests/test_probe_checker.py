@@ -1,0 +1,406 @@
+"""The probe checker: every anomaly class fires on a hand-built bad history and stays silent on a near miss."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kconform.conformance.probe.anomalies import ANOMALIES
+from kconform.conformance.probe.checker import INVALID, UNKNOWN, VALID
+from tests.probekit import H, names
+
+A, B = "t:0", "t:1"
+
+
+# ---------------------------------------------------------------------------------------------- lost-write
+
+
+def test_lost_write_fires(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0")])
+    h.send(1, [(A, 1, "v1")])
+    h.send(1, [(A, 2, "v2")])
+    h.poll(9, [(A, 0, "v0")])
+    h.poll(9, [(A, 2, "v2")])
+    r = h.check()
+    assert {"lost-write", "poll-skip"} <= names(r)
+    assert r.verdict == INVALID
+    lost = next(f for f in r.findings.findings() if f.name == "lost-write")
+    assert lost.partition == A and lost.witnesses == (4,)
+
+
+def test_lost_write_near_miss_info_write_may_be_absent(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0")])
+    h.send(1, [(A, None, "v1")], typ="info")
+    h.send(1, [(A, 2, "v2")])
+    h.poll(9, [(A, 0, "v0")])
+    h.poll(9, [(A, 2, "v2")])
+    r = h.check()
+    assert names(r) == set() and r.verdict == VALID
+
+
+def test_lost_write_allowed_with_acks_1(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0")])
+    h.send(1, [(A, 1, "v1")], acks="1")
+    h.send(1, [(A, 1, "v2")])
+    h.poll(9, [(A, 0, "v0"), (A, 1, "v2")])
+    r = h.check()
+    assert names(r) == set()
+    assert {"lost-write", "inconsistent-offsets"} <= names(r, allowed=True)
+    assert r.verdict == VALID
+
+
+# ---------------------------------------------------------------------------------------------- non-atomic-txn
+
+
+def test_non_atomic_txn_fires(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.txn(1, "tx", [(A, 0, "a0"), (B, 0, "b0")])
+    h.send(2, [(B, 2, "b1")])
+    h.poll(9, [(A, 0, "a0")], positions={A: 2, B: 0})
+    h.poll(9, [(B, 2, "b1")])
+    r = h.check()
+    assert "non-atomic-txn" in names(r)
+
+
+def test_non_atomic_txn_near_miss_whole_txn_read(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.txn(1, "tx", [(A, 0, "a0"), (B, 0, "b0")])
+    h.send(2, [(B, 2, "b1")])
+    h.poll(9, [(A, 0, "a0")], positions={A: 2, B: 0})
+    h.poll(9, [(B, 0, "b0"), (B, 2, "b1")])  # offset 1: the commit marker, never observed
+    r = h.check()
+    assert names(r) == set() and r.verdict == VALID
+
+
+# ---------------------------------------------------------------------------------------------- inconsistent-offsets
+
+
+def test_inconsistent_offsets_fires(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0")])
+    h.send(2, [(A, 0, "v1")])
+    h.poll(9, [(A, 0, "v1")])
+    r = h.check()
+    assert "inconsistent-offsets" in names(r)
+
+
+def test_inconsistent_offsets_near_miss(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0")])
+    h.send(2, [(A, 1, "v1")])
+    h.poll(9, [(A, 0, "v0"), (A, 1, "v1")])
+    assert names(h.check()) == set()
+
+
+def test_inconsistent_offsets_allowed_under_unclean_election(tmp_path: Path) -> None:
+    h = H(tmp_path / "h", unclean_leader_election=True)
+    h.send(1, [(A, 0, "v0")])
+    h.poll(8, [(A, 0, "v0")])
+    h.send(2, [(A, 0, "v1")])
+    h.poll(9, [(A, 0, "v1")])
+    r = h.check()
+    assert names(r) == set() and "inconsistent-offsets" in names(r, allowed=True)
+
+
+# ---------------------------------------------------------------------------------------------- duplicate
+
+
+def test_duplicate_fires_for_idempotent_producer(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0")])
+    h.poll(9, [(A, 0, "v0"), (A, 1, "v0")])
+    assert "duplicate" in names(h.check())
+
+
+def test_duplicate_near_miss_non_idempotent_is_allowed(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0")], idem=False)
+    h.poll(9, [(A, 0, "v0"), (A, 1, "v0")])
+    r = h.check()
+    assert names(r) == set() and "duplicate" in names(r, allowed=True)
+
+
+# ---------------------------------------------------------------------------------------------- G1a
+
+
+def test_g1a_read_committed_reads_aborted(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.txn(1, "tx", [(A, 0, "v0")], end="abort")
+    h.send(2, [(A, 2, "v1")])
+    h.poll(9, [(A, 0, "v0"), (A, 2, "v1")])
+    assert "G1a" in names(h.check())
+
+
+def test_g1a_near_miss_read_uncommitted_is_allowed(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.txn(1, "tx", [(A, 0, "v0")], end="abort")
+    h.send(2, [(A, 2, "v1")])
+    h.poll(9, [(A, 0, "v0"), (A, 2, "v1")], iso="read_uncommitted")
+    r = h.check()
+    assert names(r) == set() and "G1a" in names(r, allowed=True)
+
+
+def test_g1a_failed_send_read(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, None, "v0")], typ="fail")
+    h.send(1, [(A, 1, "v1")])
+    h.poll(9, [(A, 0, "v0"), (A, 1, "v1")], iso="read_uncommitted")
+    assert "G1a" in names(h.check())
+
+
+def test_g1a_near_miss_info_send_read(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, None, "v0")], typ="info")
+    h.send(1, [(A, 1, "v1")])
+    h.poll(9, [(A, 0, "v0"), (A, 1, "v1")], iso="read_uncommitted")
+    assert names(h.check()) == set()
+
+
+def test_skip_over_aborted_records_under_read_committed_is_no_skip(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(2, [(A, 0, "v0")])
+    h.txn(1, "tx", [(A, 1, "x1"), (A, 2, "x2")], end="abort")
+    h.send(2, [(A, 4, "v1")])  # offset 3: the abort marker
+    h.poll(8, [(A, 0, "v0"), (A, 1, "x1"), (A, 2, "x2"), (A, 4, "v1")], iso="read_uncommitted")
+    h.poll(9, [(A, 0, "v0")])
+    h.poll(9, [(A, 4, "v1")])
+    r = h.check()
+    assert names(r) == set() and r.verdict == VALID
+
+
+def test_skip_over_committed_records_under_read_committed_is_a_skip(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(2, [(A, 0, "v0")])
+    h.txn(1, "tx", [(A, 1, "x1"), (A, 2, "x2")])
+    h.send(2, [(A, 4, "v1")])
+    h.poll(8, [(A, 0, "v0"), (A, 1, "x1"), (A, 2, "x2"), (A, 4, "v1")], iso="read_uncommitted")
+    h.poll(9, [(A, 0, "v0")])
+    h.poll(9, [(A, 4, "v1")])
+    assert names(h.check()) == {"poll-skip"}
+
+
+# ---------------------------------------------------------------------------------------------- precommitted / future / garbage
+
+
+def test_precommitted_read_fires(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.poll(9, [(A, 0, "v0")])
+    h.txn(1, "tx", [(A, 0, "v0")])
+    assert "precommitted-read" in names(h.check())
+
+
+def test_precommitted_read_near_miss(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.txn(1, "tx", [(A, 0, "v0")])
+    h.poll(9, [(A, 0, "v0")])
+    r = h.check()
+    assert names(r) == set() and r.verdict == VALID
+
+
+def test_read_committed_poll_during_txn_is_fine(tmp_path: Path) -> None:
+    """The poll returns while the transaction is still open: its commit may already have happened."""
+    h = H(tmp_path / "h")
+    h.invoke(1, "txn", {"transactional_id": "tx", "records": [{"topic": "t", "partition": 0, "value": "v0"}],
+                        "offsets": None, "end": "commit"})  # fmt: skip
+    h.poll(9, [(A, 0, "v0")])
+    h.complete(1, "txn", "ok", {"transactional_id": "tx", "records": [{"topic": "t", "partition": 0, "value": "v0",
+                                "offset": 0}], "offsets": None, "end": "commit"})  # fmt: skip
+    assert names(h.check()) == set()
+
+
+def test_future_read_fires(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.poll(9, [(A, 0, "v0")], iso="read_uncommitted")
+    h.send(1, [(A, 0, "v0")])
+    assert "future-read" in names(h.check())
+
+
+def test_garbage_read_fires_and_near_miss(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0")])
+    h.poll(9, [(A, 0, "v0"), (A, 1, "old-run-value")])
+    assert names(h.check()) == {"garbage-read"}
+    h2 = H(tmp_path / "h2")
+    h2.send(1, [(A, 0, "v0")])
+    h2.poll(9, [(A, 0, "v0")])
+    assert names(h2.check()) == set()
+
+
+# ---------------------------------------------------------------------------------------------- polls
+
+
+def test_poll_skip_by_position(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0")])
+    h.send(1, [(A, 1, "v1")])
+    h.poll(8, [(A, 0, "v0"), (A, 1, "v1")])
+    h.poll(9, [(A, 0, "v0")], positions={A: 1})
+    h.poll(9, [], positions={A: 2})
+    assert names(h.check()) == {"poll-skip"}
+
+
+def test_poll_skip_near_miss_position_over_marker(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.txn(1, "tx", [(A, 0, "v0")])
+    h.poll(9, [(A, 0, "v0")], positions={A: 1})
+    h.poll(9, [], positions={A: 2})  # past the commit marker at offset 1
+    r = h.check()
+    assert names(r) == set() and r.verdict == VALID
+
+
+def test_poll_skip_allowed_in_subscribe_mode(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0"), (A, 1, "v1"), (A, 2, "v2")])
+    h.poll(8, [(A, 0, "v0"), (A, 1, "v1"), (A, 2, "v2")])
+    h.poll(9, [(A, 0, "v0")], mode="subscribe")
+    h.poll(9, [(A, 2, "v2")], mode="subscribe")
+    r = h.check()
+    assert names(r) == set() and "poll-skip" in names(r, allowed=True)
+
+
+def test_nonmonotonic_poll_fires(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0"), (A, 1, "v1")])
+    h.poll(9, [(A, 0, "v0"), (A, 1, "v1")])
+    h.poll(9, [(A, 1, "v1")])
+    assert names(h.check()) == {"nonmonotonic-poll"}
+
+
+def test_nonmonotonic_poll_near_miss_seek(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0"), (A, 1, "v1")])
+    h.poll(9, [(A, 0, "v0"), (A, 1, "v1")])
+    h.seek(9, A, 1)
+    h.poll(9, [(A, 1, "v1")])
+    assert names(h.check()) == set()
+
+
+def test_nonmonotonic_poll_allowed_in_subscribe_mode(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0"), (A, 1, "v1")])
+    h.poll(9, [(A, 0, "v0"), (A, 1, "v1")], mode="subscribe")
+    h.poll(9, [(A, 0, "v0")], mode="subscribe")
+    r = h.check()
+    assert names(r) == set() and "nonmonotonic-poll" in names(r, allowed=True)
+
+
+def test_int_poll_skip_fires_and_near_miss(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0"), (A, 1, "v1"), (A, 2, "v2")])
+    h.poll(9, [(A, 0, "v0"), (A, 2, "v2")])
+    assert "int-poll-skip" in names(h.check())
+    h2 = H(tmp_path / "h2")
+    h2.send(1, [(A, 0, "v0"), (A, 2, "v2")])
+    h2.poll(9, [(A, 0, "v0"), (A, 2, "v2")])  # nothing known at offset 1
+    assert names(h2.check()) == set()
+
+
+def test_int_nonmonotonic_poll_fires_and_near_miss(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0"), (A, 1, "v1")])
+    h.poll(9, [(A, 1, "v1"), (A, 0, "v0")])
+    assert "int-nonmonotonic-poll" in names(h.check())
+    h2 = H(tmp_path / "h2")
+    h2.send(1, [(A, 0, "v0"), (A, 1, "v1")])
+    h2.poll(9, [(A, 0, "v0"), (A, 1, "v1")])
+    assert names(h2.check()) == set()
+
+
+# ---------------------------------------------------------------------------------------------- sends
+
+
+def test_nonmonotonic_send_fires_and_near_miss(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 5, "v0")])
+    h.send(1, [(A, 3, "v1")])
+    h.poll(9, [(A, 3, "v1"), (A, 5, "v0")])
+    assert "nonmonotonic-send" in names(h.check())
+    h2 = H(tmp_path / "h2")
+    h2.send(1, [(A, 5, "v0")])
+    h2.send(2, [(A, 3, "v1")])  # another producer: concurrent appends may interleave any way
+    h2.poll(9, [(A, 3, "v1"), (A, 5, "v0")])
+    assert names(h2.check()) == set()
+
+
+def test_int_nonmonotonic_send_fires_and_allowed(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 1, "v0"), (A, 0, "v1")])
+    h.poll(9, [(A, 0, "v1"), (A, 1, "v0")])
+    assert "int-nonmonotonic-send" in names(h.check())
+    h2 = H(tmp_path / "h2")
+    h2.send(1, [(A, 1, "v0"), (A, 0, "v1")], idem=False)
+    h2.poll(9, [(A, 0, "v1"), (A, 1, "v0")])
+    r = h2.check()
+    assert names(r) == set() and "int-nonmonotonic-send" in names(r, allowed=True)
+
+
+# ---------------------------------------------------------------------------------------------- zombies and offsets
+
+
+def test_zombie_commit_fires(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.init(1, "tx")
+    h.init(2, "tx")
+    h.txn(1, "tx", [(A, 0, "v0")])
+    h.poll(9, [(A, 0, "v0")])
+    r = h.check()
+    assert names(r) == {"zombie-commit"}
+    (z,) = [f for f in r.findings.findings() if f.name == "zombie-commit"]
+    assert z.witnesses == (2, 4, 6)
+
+
+def test_zombie_commit_near_misses(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.init(1, "tx")
+    h.init(2, "tx")
+    h.txn(1, "tx", [(A, None, "v0")], typ="fail")  # fenced: PRODUCER_FENCED
+    h.txn(2, "tx", [(A, 0, "v1")])
+    h.init(1, "tx")  # the old process re-initialises: it fences 2 and may commit again
+    h.txn(1, "tx", [(A, 2, "v2")])
+    h.poll(9, [(A, 0, "v1"), (A, 2, "v2")])
+    r = h.check()
+    assert names(r) == set() and r.verdict == VALID
+
+
+def test_txn_offsets_visible_early_fires(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.txn(1, "tx", [(A, 0, "v0")], end="abort", offsets={"group": "g", "offsets": {B: 42}})
+    h.fetch(3, {B: 42})
+    assert "txn-offsets-visible-early" in names(h.check())
+
+
+def test_txn_offsets_visible_early_near_misses(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.commit(3, {B: 42})
+    h.txn(1, "tx", [(A, 0, "v0")], end="abort", offsets={"group": "g", "offsets": {B: 42}})
+    h.fetch(3, {B: 42})  # the plain commit wrote 42 too
+    h.txn(1, "tx", [(A, 2, "v1")], offsets={"group": "g", "offsets": {B: 50}})
+    h.fetch(3, {B: 50})  # committed
+    h.fetch(3, {B: 7})  # written outside the history: not judged
+    assert names(h.check()) == set()
+
+
+# ---------------------------------------------------------------------------------------------- verdicts
+
+
+def test_unknown_when_no_read_covers_the_writes(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0")])
+    h.send(1, [(A, 1, "v1")])
+    r = h.check()
+    assert r.verdict == UNKNOWN and "unseen" in names(r, allowed=True)
+
+
+def test_unknown_when_only_acks_0(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.send(1, [(A, None, "v0")], acks="0")
+    h.poll(9, [(A, 0, "v0")])
+    assert h.check().verdict == UNKNOWN
+
+
+def test_every_catalogued_anomaly_has_a_test() -> None:
+    text = Path(__file__).read_text()
+    for name in ANOMALIES:
+        assert f'"{name}"' in text, f"no test mentions {name}"
