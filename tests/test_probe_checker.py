@@ -181,7 +181,7 @@ def test_skip_over_committed_records_under_read_committed_is_a_skip(tmp_path: Pa
     assert names(h.check()) == {"poll-skip"}
 
 
-# ---------------------------------------------------------------------------------------------- precommitted / future / garbage
+# ------------------------------------------------------------------- precommitted, future and garbage reads
 
 
 def test_precommitted_read_fires(tmp_path: Path) -> None:
