@@ -21,3 +21,8 @@ EXIT_ERROR = 2
 """Unknown: the run could not decide, because of a user error (bad config, unknown mutant,
 unreadable trace file, bad flags) or an internal error of kconform. Never a verdict on the
 implementation."""
+
+EXIT_UNKNOWN = 3
+"""Unknown verdict of ``kconform probe``: the history was read and judged, no forbidden anomaly was
+found, but too little was observed to call it valid (e.g. no read covered any acknowledged write).
+Distinct from EXIT_ERROR (the input could not be judged) and never a pass (docs/probe.md)."""
