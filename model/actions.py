@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from kconform.model import replication as rp
 from kconform.model.config import ReplicationConfig
+from kconform.model.errors import NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND
 from kconform.model.replication import NotEnabled
 from kconform.model.state import FETCHING, TRUNCATING, PartitionRecord, State, initial_state
-from kconform.traces.events import NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND
 
 ISR_MSG = 0
 """The AlterPartition message id the search uses: requests are atomic, so one id suffices."""

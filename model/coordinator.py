@@ -19,8 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from kconform.model import txn_graph as G
-from kconform.model.txn_config import SHORT_MAX, TxnConfig
-from kconform.traces.events import (
+from kconform.model.errors import (
     CONCURRENT_TRANSACTIONS,
     COORDINATOR_LOAD_IN_PROGRESS,
     INVALID_PRODUCER_EPOCH,
@@ -34,6 +33,7 @@ from kconform.traces.events import (
     TRANSACTION_ABORTABLE,
     TRANSACTION_COORDINATOR_FENCED,
 )
+from kconform.model.txn_config import SHORT_MAX, TxnConfig
 
 
 class NotEnabled(Exception):

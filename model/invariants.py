@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kconform.model.config import ReplicationConfig
+from kconform.model.records import Entry
 from kconform.model.state import Replica, State
-from kconform.traces.events import Entry
 
 
 @dataclass(frozen=True)

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from kconform.model.txn_config import INT32_MAX
-from kconform.traces.events import (
+from kconform.model.errors import (
     INVALID_PRODUCER_EPOCH,
     INVALID_TXN_STATE,
     NONE,
     OUT_OF_ORDER_SEQUENCE_NUMBER,
     TRANSACTION_COORDINATOR_FENCED,
 )
+from kconform.model.txn_config import INT32_MAX
 
 NUM_BATCHES_TO_RETAIN = 5
 """ProducerStateEntry.NUM_BATCHES_TO_RETAIN: the dedup window (kafka-facts §2.1)."""

@@ -16,19 +16,7 @@ from dataclasses import dataclass, replace
 
 from kconform.model import epochs
 from kconform.model.config import Protocol, ReplicationConfig
-from kconform.model.state import (
-    FETCHING,
-    IDLE,
-    TRUNCATING,
-    Acked,
-    DelayedProduce,
-    PartitionRecord,
-    PendingIsr,
-    RemoteReplica,
-    Replica,
-    State,
-)
-from kconform.traces.events import (
+from kconform.model.errors import (
     FENCED_LEADER_EPOCH,
     INELIGIBLE_REPLICA,
     INVALID_REQUIRED_ACKS,
@@ -40,7 +28,19 @@ from kconform.traces.events import (
     OFFSET_OUT_OF_RANGE,
     REQUEST_TIMED_OUT,
     UNKNOWN_LEADER_EPOCH,
-    Entry,
+)
+from kconform.model.records import Entry
+from kconform.model.state import (
+    FETCHING,
+    IDLE,
+    TRUNCATING,
+    Acked,
+    DelayedProduce,
+    PartitionRecord,
+    PendingIsr,
+    RemoteReplica,
+    Replica,
+    State,
 )
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from kconform.model.config import ReplicationConfig
 from kconform.model.epochs import EpochCache
-from kconform.traces.events import Entry
+from kconform.model.records import Entry
 
 FETCHING = "fetching"
 TRUNCATING = "truncating"

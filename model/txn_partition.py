@@ -14,18 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from kconform.model import producer_state as P
-from kconform.model.frozen_map import FrozenMap
-from kconform.model.producer_state import ProducerEntry
-from kconform.traces.events import (
-    ABORT_MARKER,
-    COMMIT_MARKER,
+from kconform.model.errors import (
     CONCURRENT_TRANSACTIONS,
     COORDINATOR_LOAD_IN_PROGRESS,
     COORDINATOR_NOT_AVAILABLE,
     INVALID_PRODUCER_EPOCH,
     INVALID_PRODUCER_ID_MAPPING,
     INVALID_TXN_STATE,
-    NO_CONTROL,
     NONE,
     NOT_COORDINATOR,
     NOT_ENOUGH_REPLICAS,
@@ -34,10 +29,10 @@ from kconform.traces.events import (
     PRODUCER_FENCED,
     TRANSACTION_ABORTABLE,
     UNSTABLE_OFFSET_COMMIT,
-    AbortedTxn,
-    Record,
-    TopicOffset,
 )
+from kconform.model.frozen_map import FrozenMap
+from kconform.model.producer_state import ProducerEntry
+from kconform.model.records import ABORT_MARKER, COMMIT_MARKER, NO_CONTROL, AbortedTxn, Record, TopicOffset
 
 NO_PID = -1
 

@@ -25,9 +25,10 @@ from kconform.model import producer_state as P
 from kconform.model import txn_graph as G
 from kconform.model import txn_partition as T
 from kconform.model.coordinator import Answer, NotEnabled, StatePartition, TxnMetadata
+from kconform.model.errors import NONE
 from kconform.model.frozen_map import FrozenMap
+from kconform.model.records import TopicOffset
 from kconform.model.txn_config import TxnConfig
-from kconform.traces.events import NONE, TopicOffset
 
 __all__ = ["NotEnabled"]
 

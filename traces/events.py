@@ -6,8 +6,9 @@ the outcome from the inputs and its own state; a different outcome is non-confor
 frozen dataclasses flow through the lockstep judge, counterexample files, replay and (later) corpora.
 
 Conventions (Kafka's): offsets are int64, ``-1`` means "none/unknown" for leaders, epochs and
-offsets; error codes are Kafka's numeric ones (``ERRORS`` below). Handler semantics are documented
-on each class and, in prose, in docs/protocol.md.
+offsets; error codes are Kafka's numeric ones. The codes (``kconform.model.errors``) and the records
+(``kconform.model.records``) are the model's vocabulary and are re-exported here. Handler semantics
+are documented on each class and, in prose, in docs/protocol.md.
 """
 
 from __future__ import annotations
@@ -17,168 +18,60 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+# The model's vocabulary, re-exported (`X as X`): events carry these codes and records, the model
+# defines them. isort would split each `as` import into its own statement.
+# isort: off
+from kconform.model.errors import (
+    CONCURRENT_TRANSACTIONS as CONCURRENT_TRANSACTIONS,
+    COORDINATOR_LOAD_IN_PROGRESS as COORDINATOR_LOAD_IN_PROGRESS,
+    COORDINATOR_NOT_AVAILABLE as COORDINATOR_NOT_AVAILABLE,
+    DUPLICATE_SEQUENCE_NUMBER as DUPLICATE_SEQUENCE_NUMBER,
+    ERRORS as ERRORS,
+    FENCED_LEADER_EPOCH as FENCED_LEADER_EPOCH,
+    INELIGIBLE_REPLICA as INELIGIBLE_REPLICA,
+    INVALID_PRODUCER_EPOCH as INVALID_PRODUCER_EPOCH,
+    INVALID_PRODUCER_ID_MAPPING as INVALID_PRODUCER_ID_MAPPING,
+    INVALID_REQUEST as INVALID_REQUEST,
+    INVALID_REQUIRED_ACKS as INVALID_REQUIRED_ACKS,
+    INVALID_TRANSACTION_TIMEOUT as INVALID_TRANSACTION_TIMEOUT,
+    INVALID_TXN_STATE as INVALID_TXN_STATE,
+    INVALID_UPDATE_VERSION as INVALID_UPDATE_VERSION,
+    NONE as NONE,
+    NOT_COORDINATOR as NOT_COORDINATOR,
+    NOT_ENOUGH_REPLICAS as NOT_ENOUGH_REPLICAS,
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND as NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    NOT_LEADER_OR_FOLLOWER as NOT_LEADER_OR_FOLLOWER,
+    OFFSET_OUT_OF_RANGE as OFFSET_OUT_OF_RANGE,
+    OUT_OF_ORDER_SEQUENCE_NUMBER as OUT_OF_ORDER_SEQUENCE_NUMBER,
+    PRODUCER_FENCED as PRODUCER_FENCED,
+    REQUEST_TIMED_OUT as REQUEST_TIMED_OUT,
+    TRANSACTION_ABORTABLE as TRANSACTION_ABORTABLE,
+    TRANSACTION_COORDINATOR_FENCED as TRANSACTION_COORDINATOR_FENCED,
+    TRANSACTIONAL_ID_NOT_FOUND as TRANSACTIONAL_ID_NOT_FOUND,
+    UNKNOWN_LEADER_EPOCH as UNKNOWN_LEADER_EPOCH,
+    UNSTABLE_OFFSET_COMMIT as UNSTABLE_OFFSET_COMMIT,
+)
+from kconform.model.records import (
+    ABORT_MARKER as ABORT_MARKER,
+    COMMIT_MARKER as COMMIT_MARKER,
+    NO_CONTROL as NO_CONTROL,
+    AbortedTxn as AbortedTxn,
+    Entry as Entry,
+    Record as Record,
+    TopicOffset as TopicOffset,
+)
+# isort: on
+
 SCHEMA_VERSION = 2
 """Version of the event schema written into every trace/counterexample header.
 
 Version 1: the replication slice. Version 2 adds the exactly-once slice (idempotent producer,
 transactions, LSO, read_committed, offsets); every version-1 file is a valid version-2 file."""
 
-NONE = 0
-OFFSET_OUT_OF_RANGE = 1
-NOT_LEADER_OR_FOLLOWER = 6
-REQUEST_TIMED_OUT = 7
-NOT_ENOUGH_REPLICAS = 19
-NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
-INVALID_REQUIRED_ACKS = 21
-FENCED_LEADER_EPOCH = 74
-UNKNOWN_LEADER_EPOCH = 75
-INVALID_UPDATE_VERSION = 108
-INELIGIBLE_REPLICA = 107
-COORDINATOR_LOAD_IN_PROGRESS = 14
-COORDINATOR_NOT_AVAILABLE = 15
-NOT_COORDINATOR = 16
-INVALID_REQUEST = 42
-OUT_OF_ORDER_SEQUENCE_NUMBER = 45
-DUPLICATE_SEQUENCE_NUMBER = 46
-INVALID_PRODUCER_EPOCH = 47
-INVALID_TXN_STATE = 48
-INVALID_PRODUCER_ID_MAPPING = 49
-INVALID_TRANSACTION_TIMEOUT = 50
-CONCURRENT_TRANSACTIONS = 51
-TRANSACTION_COORDINATOR_FENCED = 52
-UNSTABLE_OFFSET_COMMIT = 88
-PRODUCER_FENCED = 90
-TRANSACTIONAL_ID_NOT_FOUND = 105
-TRANSACTION_ABORTABLE = 120
-
-ERRORS: dict[int, str] = {
-    NONE: "NONE",
-    OFFSET_OUT_OF_RANGE: "OFFSET_OUT_OF_RANGE",
-    NOT_LEADER_OR_FOLLOWER: "NOT_LEADER_OR_FOLLOWER",
-    REQUEST_TIMED_OUT: "REQUEST_TIMED_OUT",
-    NOT_ENOUGH_REPLICAS: "NOT_ENOUGH_REPLICAS",
-    NOT_ENOUGH_REPLICAS_AFTER_APPEND: "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
-    INVALID_REQUIRED_ACKS: "INVALID_REQUIRED_ACKS",
-    FENCED_LEADER_EPOCH: "FENCED_LEADER_EPOCH",
-    UNKNOWN_LEADER_EPOCH: "UNKNOWN_LEADER_EPOCH",
-    INELIGIBLE_REPLICA: "INELIGIBLE_REPLICA",
-    INVALID_UPDATE_VERSION: "INVALID_UPDATE_VERSION",
-    COORDINATOR_LOAD_IN_PROGRESS: "COORDINATOR_LOAD_IN_PROGRESS",
-    COORDINATOR_NOT_AVAILABLE: "COORDINATOR_NOT_AVAILABLE",
-    NOT_COORDINATOR: "NOT_COORDINATOR",
-    INVALID_REQUEST: "INVALID_REQUEST",
-    OUT_OF_ORDER_SEQUENCE_NUMBER: "OUT_OF_ORDER_SEQUENCE_NUMBER",
-    DUPLICATE_SEQUENCE_NUMBER: "DUPLICATE_SEQUENCE_NUMBER",
-    INVALID_PRODUCER_EPOCH: "INVALID_PRODUCER_EPOCH",
-    INVALID_TXN_STATE: "INVALID_TXN_STATE",
-    INVALID_PRODUCER_ID_MAPPING: "INVALID_PRODUCER_ID_MAPPING",
-    INVALID_TRANSACTION_TIMEOUT: "INVALID_TRANSACTION_TIMEOUT",
-    CONCURRENT_TRANSACTIONS: "CONCURRENT_TRANSACTIONS",
-    TRANSACTION_COORDINATOR_FENCED: "TRANSACTION_COORDINATOR_FENCED",
-    UNSTABLE_OFFSET_COMMIT: "UNSTABLE_OFFSET_COMMIT",
-    PRODUCER_FENCED: "PRODUCER_FENCED",
-    TRANSACTIONAL_ID_NOT_FOUND: "TRANSACTIONAL_ID_NOT_FOUND",
-    TRANSACTION_ABORTABLE: "TRANSACTION_ABORTABLE",
-}
 
 NO_LEADER = -1
 CONTROLLER = -1
 """``node`` of events run by the controller."""
-
-
-@dataclass(frozen=True, order=True)
-class Entry:
-    """One record in a replica's log: its offset, the leader epoch that wrote it, and its record id.
-
-    Record ids are unique per produce *request* chosen by the client; a duplicated request appends
-    the same id twice (no idempotence in the replication slice).
-    """
-
-    offset: int
-    epoch: int
-    rid: int
-
-    def to_list(self) -> list[int]:
-        return [self.offset, self.epoch, self.rid]
-
-    @staticmethod
-    def from_list(value: Any) -> Entry:
-        if not (isinstance(value, list) and len(value) == 3 and all(isinstance(v, int) for v in value)):
-            raise ValueError(f"an entry is [offset, epoch, rid] of integers, got {value!r}")
-        return Entry(value[0], value[1], value[2])
-
-
-NO_CONTROL = -1
-ABORT_MARKER = 0
-COMMIT_MARKER = 1
-"""``Record.control``: a data record, or a control record of Kafka's ControlRecordType (ABORT = 0,
-COMMIT = 1; kafka-facts §4)."""
-
-
-@dataclass(frozen=True, order=True)
-class Record:
-    """One record of a partition in the exactly-once slice, as a fetch returns it.
-
-    ``pid``/``epoch``/``seq`` are the batch's producer id, producer epoch and this record's
-    sequence (-1 for none); ``rid`` is the harness's record id (-1 for control records and
-    offset commits); ``txn`` is 1 for a transactional batch (markers always are); ``control`` is
-    NO_CONTROL, ABORT_MARKER or COMMIT_MARKER.
-    """
-
-    offset: int
-    pid: int
-    epoch: int
-    seq: int
-    rid: int
-    txn: int
-    control: int
-
-    def to_list(self) -> list[int]:
-        return [self.offset, self.pid, self.epoch, self.seq, self.rid, self.txn, self.control]
-
-    @staticmethod
-    def from_list(value: Any) -> Record:
-        if not (isinstance(value, list) and len(value) == 7 and all(_is_int(v) for v in value)):
-            raise ValueError(f"a record is [offset, pid, epoch, seq, rid, txn, control] of integers, got {value!r}")
-        return Record(*value)
-
-
-@dataclass(frozen=True, order=True)
-class AbortedTxn:
-    """An entry of a read_committed fetch's abortedTransactions list: (producerId, firstOffset)."""
-
-    pid: int
-    first_offset: int
-
-    def to_list(self) -> list[int]:
-        return [self.pid, self.first_offset]
-
-    @staticmethod
-    def from_list(value: Any) -> AbortedTxn:
-        if not (isinstance(value, list) and len(value) == 2 and all(_is_int(v) for v in value)):
-            raise ValueError(f"an aborted transaction is [pid, first_offset] of integers, got {value!r}")
-        return AbortedTxn(value[0], value[1])
-
-
-@dataclass(frozen=True, order=True)
-class TopicOffset:
-    """A consumer-group offset: the next offset to consume in ``partition``."""
-
-    partition: str
-    offset: int
-
-    def to_list(self) -> list[Any]:
-        return [self.partition, self.offset]
-
-    @staticmethod
-    def from_list(value: Any) -> TopicOffset:
-        if not (isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) and _is_int(value[1])):
-            raise ValueError(f"a topic offset is [partition, offset], got {value!r}")
-        return TopicOffset(value[0], value[1])
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 @dataclass(frozen=True)
