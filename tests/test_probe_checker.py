@@ -404,3 +404,14 @@ def test_every_catalogued_anomaly_has_a_test() -> None:
     text = Path(__file__).read_text()
     for name in ANOMALIES:
         assert f'"{name}"' in text, f"no test mentions {name}"
+
+
+def test_non_atomic_txn_seen_only_by_read_uncommitted(tmp_path: Path) -> None:
+    """The torn half sits in the log (read_uncommitted reads it) but read_committed consumers skip it."""
+    h = H(tmp_path / "h")
+    h.txn(1, "tx", [(A, 0, "a0"), (B, 0, "b0")])
+    h.send(2, [(B, 2, "b1")])
+    h.poll(8, [(B, 0, "b0"), (B, 2, "b1")], iso="read_uncommitted")
+    h.poll(9, [(A, 0, "a0")], positions={A: 2, B: 0})
+    h.poll(9, [(B, 2, "b1")])
+    assert "non-atomic-txn" in names(h.check())

@@ -832,6 +832,7 @@ class Checker:
         flags, obs, txn, offs = self.v_flags, self.v_obs, self.v_txn, self.v_off
         st = self.stats
         txn_seen: dict[int, bool] = {}
+        txn_seen_rc: dict[int, bool] = {}
         for vid in range(len(flags)):
             fl = flags[vid]
             off = offs[vid]
@@ -842,6 +843,27 @@ class Checker:
             elif not fl & _ACKED:
                 continue
             tpi = self.v_tp[vid]
+            if t >= 0 and self.v_obs_rc[vid] < 0 and self._is_covered(covered.get((tpi, True)), off):
+                # a committed transaction's record that read_committed consumers passed over
+                seen_rc = txn_seen_rc.get(t)
+                if seen_rc is None:
+                    seen_rc = any(self.v_obs_rc[v] >= 0 for v in self._txn_values(t))
+                    txn_seen_rc[t] = seen_rc
+                if seen_rc:
+                    st.acked_judged += 1
+                    tp = self.tp_names[tpi]
+                    self.log.add(
+                        Finding(
+                            "non-atomic-txn",
+                            f"read_committed consumers read part of a committed transaction of {self.t_tid[t]} but "
+                            f"passed over its record {self._value_name(vid)} at offset {off} of {tp}",
+                            (self.v_writer[vid], *([obs[vid]] if obs[vid] >= 0 else [])),
+                            tp,
+                            allowed=self.lossy,
+                            why=self.lossy_why,
+                        )
+                    )
+                    continue
             if obs[vid] >= 0:
                 st.acked_judged += 1
                 continue
