@@ -27,11 +27,11 @@ from typing import Any, NoReturn, TypeVar
 
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.options import DEFAULT_OUT_DIR, IMPLEMENTATIONS, ExploreOptions, GateOptions, ReplayOptions
+from kconform.conformance import registry
 from kconform.model.actions import SearchBounds
 from kconform.model.config import ConfigError, ReplicationConfig
-from kconform.model.configs import SLICES, AnyConfig, config_from_json, slice_of
+from kconform.model.configs import AnyConfig, config_from_json, slice_of
 from kconform.model.invariants import INVARIANTS
-from kconform.model.txn_config import TxnConfig
 from kconform.traces.counterexample import MODEL_IMPLEMENTATION, TraceFileError, read_counterexample
 from kconform.traces.operations import ModelAction
 
@@ -116,7 +116,7 @@ def _parser() -> _Parser:
     _add_config_arguments(gate)
     gate.add_argument(
         "--slice",
-        choices=(*SLICES, ALL_SLICES),
+        choices=(*registry.names(), ALL_SLICES),
         help="which protocols to check: replication (default), txn (idempotent producer, transactions, "
         "read_committed; same as --set slice=txn) or all (replication, then txn with transaction versions 0 "
         "and 2, each with the whole budget and its default configuration)",
@@ -388,10 +388,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
                 "--slice all runs each slice's default configuration: --config, --set and --mutant "
                 "need one slice (--slice replication or --slice txn)"
             )
-        configs: list[tuple[str, AnyConfig]] = [
-            ("replication", ReplicationConfig()),
-            *((f"txn-tv{tv}", TxnConfig(transaction_version=tv)) for tv in (0, 2)),
-        ]
+        configs: list[tuple[str, AnyConfig]] = [part for s in registry.all_slices() for part in s.gate_configs()]
         from kconform.ci.gate import run_all_gates
 
         return _run_engine(
@@ -504,10 +501,12 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
 
 
 def _load_config(path: Path | None, settings: Sequence[tuple[str, Any]]) -> ReplicationConfig:
-    """A replication config (the commands that search the replication model need one)."""
+    """A config of a slice with a model search (explore, bmc): today the replication slice's."""
     config = _load_any_config(path, settings)
-    if not isinstance(config, ReplicationConfig):
-        raise UserError(f"this command checks the replication slice only; got a {slice_of(config)} config")
+    if registry.for_config(config).explore is None or not isinstance(config, ReplicationConfig):
+        searchable = [s.name for s in registry.all_slices() if s.explore is not None]
+        only = " and ".join(searchable)
+        raise UserError(f"this command checks the {only} slice only; got a {slice_of(config)} config")
     return config
 
 

@@ -28,12 +28,10 @@ from kconform.conformance.adapter import Adapter, AdapterError
 from kconform.conformance.coverage import Coverage
 from kconform.conformance.hunt import CampaignResult, run_campaign
 from kconform.conformance.lockstep import NON_CONFORMANCE
+from kconform.conformance.registry import for_config
 from kconform.conformance.runner import LockstepRun
-from kconform.conformance.slices import invariant_names, mutants_of_slice, reachable_keys, slice_of
 from kconform.impl.mutants import config_for
-from kconform.model.config import ReplicationConfig
 from kconform.model.configs import AnyConfig
-from kconform.model.txn_config import TxnConfig
 from kconform.traces.atomicfile import atomic_write_bytes
 from kconform.traces.counterexample import (
     Counterexample,
@@ -44,7 +42,6 @@ from kconform.traces.counterexample import (
 )
 from kconform.traces.replay import make_adapter, replay
 from kconform.traces.report import report_path, write_report
-from kconform.traces.txn_picture import txn_state_svg
 
 DEFAULT_EXAMPLES = 200
 DEFAULT_STEPS = 50
@@ -119,7 +116,7 @@ def _invariant_rows(result: CampaignResult, cfg: AnyConfig) -> list[InvariantRow
     log = result.log
     rows = [
         InvariantRow(name, log.all_runs_checks.get(name, 0), log.violations.get(name, 0), log.allowed.get(name, 0))
-        for name in invariant_names(slice_of(cfg))
+        for name in for_config(cfg).invariants()
     ]
     nonconf = (
         1
@@ -147,21 +144,6 @@ def _write_coverage(options: GateOptions, cov: Coverage) -> Path:
     path = options.out / "coverage.json"
     doc = {**cov.to_json(), "min_coverage": options.min_coverage}
     atomic_write_bytes(path, (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
-    return path
-
-
-def _write_txn_picture(options: GateOptions, cov: Coverage, cfg: TxnConfig) -> Path:
-    """The coordinator's state machine with the campaign's covered / uncovered transitions, as an
-    HTML page beside coverage.json."""
-    options.out.mkdir(parents=True, exist_ok=True)
-    path = options.out / "txn-states.html"
-    page = (
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>kconform: coordinator states</title>"
-        "</head><body style='font-family:sans-serif'><h1>Transaction coordinator states exercised</h1>"
-        f"<p>{cov.line()} (handler outcomes and transitions)</p>{txn_state_svg(cov.covered, cfg.transaction_version)}"
-        "</body></html>\n"
-    )
-    atomic_write_bytes(path, page.encode("utf-8"))
     return path
 
 
@@ -196,7 +178,7 @@ def _report_failure(run: LockstepRun, options: GateOptions, console: Console, na
 def _self_check(options: GateOptions, seed: int, console: Console) -> list[MutantOutcome]:
     budget = options.seconds if options.seconds is not None else SELF_CHECK_SECONDS
     outcomes = []
-    for name in sorted(mutants_of_slice(slice_of(options.config))):
+    for name in sorted(for_config(options.config).mutants()):
         cfg = config_for(name, options.config)  # a mutant observable only under some config (MUTANT_CONFIG)
         if cfg != options.config:
             console.print(f"mutant {name} runs with {_describe(cfg)} (impl/mutants.py MUTANT_CONFIG)")
@@ -225,13 +207,7 @@ def _self_check(options: GateOptions, seed: int, console: Console) -> list[Mutan
 
 
 def _describe(cfg: AnyConfig) -> str:
-    if isinstance(cfg, ReplicationConfig):
-        return f"protocol={cfg.protocol.value} replicas={cfg.replicas} min.insync.replicas={cfg.min_insync_replicas}"
-    verification = "on" if cfg.verification else "off"
-    return (
-        f"slice=txn transaction.version={cfg.transaction_version} verification={verification} "
-        f"brokers={cfg.brokers} partitions={cfg.data_partitions}"
-    )
+    return for_config(cfg).describe(cfg)
 
 
 def run_gate(options: GateOptions, console: Console | None = None) -> int:
@@ -267,13 +243,13 @@ def run_gate(options: GateOptions, console: Console | None = None) -> int:
                 options, cfg, frozenset(options.mutants), seed, console, "lockstep runs", examples, options.seconds
             )
             inv_rows = _invariant_rows(result, cfg)
-            cov = Coverage(dict(result.log.covered), reachable_keys(cfg))
+            cov = Coverage(dict(result.log.covered), for_config(cfg).reachable_keys(cfg))
             console.print(_coverage_table(cov))
             console.print(cov.line())
             cov_path = _write_coverage(options, cov)
-            if isinstance(cfg, TxnConfig):
-                picture = _write_txn_picture(options, cov, cfg)
-                console.print(f"coordinator state machine with the transitions exercised: {picture}")
+            for artifact in for_config(cfg).coverage_artifacts:
+                written = artifact.write(options.out, cov.covered, cfg, cov.line())
+                console.print(f"{artifact.label}: {written}")
             render(console, invariants=inv_rows)
             console.print(
                 f"{result.log.runs} state-machine runs, {result.log.steps} steps, "

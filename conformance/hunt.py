@@ -1,6 +1,6 @@
 """Budgeted Hypothesis campaigns over the lockstep machine (what the gate and benchmarks run).
 
-A campaign first runs the known-bug zoo (conformance/scenarios.py), then the state machine for a
+A campaign first runs the slice's known-bug zoo (Slice.first_failing_scenario), then its state machine for a
 budget of examples or seconds, in rounds of examples with seeds derived from the campaign seed, so
 that a time budget can stop between rounds and a campaign is reproducible from its seed. The first
 failure ends the campaign after Hypothesis has shrunk it; the shrunk run is returned for the
@@ -18,8 +18,8 @@ from hypothesis import seed as hypothesis_seed
 
 from kconform.conformance.adapter import Adapter, AdapterError
 from kconform.conformance.machine import ConformanceFailure, HarnessAbort, RunLog
+from kconform.conformance.registry import for_config
 from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun
-from kconform.conformance.slices import first_failing_scenario, make_machine
 from kconform.model.configs import AnyConfig
 
 ROUND_EXAMPLES = 100
@@ -62,11 +62,12 @@ def run_campaign(
     spent or a failure is found (and shrunk)."""
     if examples is None and seconds is None:
         examples = 100
+    part = for_config(cfg)
     log = RunLog()
     started = time.perf_counter()
     log.started = started
     try:
-        scenario_run = first_failing_scenario(adapter_factory, cfg, mutants) if zoo else None
+        scenario_run = part.first_failing_scenario(adapter_factory, cfg, mutants) if zoo else None
     except AdapterError as exc:
         return CampaignResult(log, None, time.perf_counter() - started, 0, error=exc)
     if scenario_run is not None:
@@ -81,7 +82,7 @@ def run_campaign(
         if seconds is not None and time.perf_counter() - started >= seconds:
             break
         n = ROUND_EXAMPLES if examples is None else min(ROUND_EXAMPLES, examples - done)
-        machine = make_machine(adapter_factory, cfg, mutants, log, time.perf_counter, adapter_timeout_s)
+        machine = part.make_machine(adapter_factory, cfg, mutants, log, time.perf_counter, adapter_timeout_s)
         test = _get_state_machine_test(
             machine,
             settings=settings(

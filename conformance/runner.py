@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from kconform.conformance.adapter import Adapter, AdapterError
 from kconform.conformance.lockstep import Finding
-from kconform.conformance.slices import SliceJudge, make_judge
+from kconform.conformance.registry import for_config
+from kconform.conformance.slice import SliceJudge
 from kconform.model.configs import AnyConfig
 from kconform.traces.events import Event
 from kconform.traces.operations import Boot, Operation
@@ -72,7 +73,7 @@ class LockstepRun:
     """The invariants the judge checks (None: all)."""
 
     def __post_init__(self) -> None:
-        self.judge = make_judge(self.cfg, self.checked)
+        self.judge = for_config(self.cfg).make_judge(self.cfg, self.checked)
 
     def boot(self) -> StepRecord:
         """Step 0: reset the implementation and judge the bring-up events."""

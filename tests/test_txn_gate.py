@@ -14,7 +14,7 @@ from kconform.ci.exitcodes import EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.gate import run_gate
 from kconform.ci.options import GateOptions
 from kconform.conformance.hunt import run_campaign
-from kconform.conformance.slices import make_reference
+from kconform.conformance.registry import for_config
 from kconform.conformance.txn_coverage import edge_counts, edge_key, reachable_edges, reachable_keys
 from kconform.model import txn_graph as tg
 from kconform.model.txn_config import TxnConfig
@@ -69,7 +69,7 @@ def test_the_picture_marks_covered_uncovered_and_invalid_edges(tmp_path: Path) -
 
 def test_a_campaign_covers_transitions_the_judge_counts() -> None:
     cfg = TxnConfig()
-    result = run_campaign(lambda: make_reference(cfg), cfg, frozenset(), seed=2, examples=60, steps=30)
+    result = run_campaign(for_config(cfg).make_reference, cfg, frozenset(), seed=2, examples=60, steps=30)
     assert result.passed
     edges = edge_counts(result.log.covered)
     assert (tg.ONGOING, tg.PREPARE_COMMIT) in edges or (tg.ONGOING, tg.PREPARE_ABORT) in edges

@@ -34,11 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from kconform.conformance.slices import make_reference
+from kconform.conformance.registry import for_config
 from kconform.impl.mutants import check_mutants, config_for
 from kconform.model.config import ReplicationConfig
-from kconform.model.configs import REPLICATION, TXN, AnyConfig, config_from_json, slice_of
-from kconform.model.txn_config import TxnConfig
+from kconform.model.configs import REPLICATION, AnyConfig, config_from_json, slice_of
 from kconform.traces import operations as ops
 from kconform.traces.corpus import (
     EVENTS_DIR,
@@ -119,12 +118,8 @@ class Plan:
             "target_events": self.events,
             "trace_events": self.trace_events,
             "plant": {name: n for name, n in self.plant},
-            "workload": f"{WORKLOAD_MODULE[slice_name]} (seeded random operations, swarm fault families)",
+            "workload": f"{for_config(self.config).workload_module} (seeded random operations, swarm fault families)",
         }
-
-
-WORKLOAD_MODULE = {REPLICATION: "kconform.traces.generate", TXN: "kconform.traces.txn_workload"}
-"""Where each slice's random workload is defined."""
 
 
 def trace_config(config: AnyConfig, mutants: tuple[str, ...]) -> AnyConfig:
@@ -237,11 +232,11 @@ class TraceWorkload(Protocol):
 
 def make_workload(rng: random.Random, config: AnyConfig) -> TraceWorkload:
     """The random workload of ``config``'s slice."""
-    if isinstance(config, TxnConfig):
-        from kconform.traces.txn_workload import TxnWorkload
-
-        return TxnWorkload(rng, config)
-    return Workload(rng, config)
+    make = for_config(config).make_workload
+    if make is None:
+        raise ValueError(f"the {slice_of(config)} slice has no trace workload")
+    workload: TraceWorkload = make(rng, config)
+    return workload
 
 
 def run_trace(
@@ -251,7 +246,7 @@ def run_trace(
     events (or the step cap); add its steps and events to ``builder``; returns (events, steps)."""
     rng = random.Random(seed)
     workload = make_workload(rng, config)
-    cluster = make_reference(config)
+    cluster = for_config(config).make_reference()
     pos = 0
     step = 0
     try:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kconform.conformance.slices import make_judge
+from kconform.conformance.registry import for_config
 from kconform.traces.corpus import Manifest, ReadReport, read_traces
 from kconform.traces.counterexample import Counterexample
 
@@ -57,7 +57,7 @@ class TraceVerdict:
 def judge_trace(trace: int, cx: Counterexample) -> TraceVerdict:
     """Run a fresh judge of the trace's slice over every event of ``cx`` in order (all of them, past the first failure:
     a later invariant breach is still recorded)."""
-    judge = make_judge(cx.config)
+    judge = for_config(cx.config).make_judge(cx.config, None)
     first: tuple[int, str, str, str] | None = None
     broken: set[str] = set()
     pos = 0

@@ -16,8 +16,8 @@ from rich.table import Table
 
 from kconform.conformance.adapter import Adapter, AdapterError
 from kconform.conformance.lockstep import Finding
+from kconform.conformance.registry import for_config
 from kconform.conformance.runner import LockstepRun
-from kconform.conformance.slices import make_reference
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import AnyConfig
 from kconform.model.state import State
@@ -163,7 +163,8 @@ def state_table(model: State, impl: dict[int, dict[str, Any]] | None) -> Table:
 def make_adapter(name: str, cfg: AnyConfig | None = None) -> Adapter:
     """The implementation registered under ``name`` for ``cfg``'s slice (replication if None)."""
     if name == "reference":
-        return make_reference(cfg if cfg is not None else ReplicationConfig())
+        config = cfg if cfg is not None else ReplicationConfig()
+        return for_config(config).make_reference()
     raise AdapterError(f"unknown implementation {name!r}")
 
 
@@ -202,8 +203,9 @@ def run_replay(cx: Counterexample, options: ReplayOptions, console: Console | No
     if f.event is not None:
         console.print(f"  event: {f.event.to_json()}")
     console.print(f"  {f.message}")
-    if isinstance(result.model_state, State):
-        console.print(state_table(result.model_state, result.impl_snapshot))
+    view = for_config(cx.config).state_table
+    if view is not None and result.model_state is not None:
+        console.print(view(result.model_state, result.impl_snapshot))
     elif result.model_state is not None:
         console.print(f"model state at the failing step: {result.model_state}")
     console.print(

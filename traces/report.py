@@ -17,6 +17,7 @@ from html import escape
 from pathlib import Path
 
 from kconform.conformance.lockstep import Finding
+from kconform.conformance.registry import for_config
 from kconform.conformance.runner import LockstepRun
 from kconform.model.config import ReplicationConfig
 from kconform.model.state import State
@@ -311,13 +312,18 @@ tr.failing { background: #ffe0e0; }
 
 
 def render_html(cx: Counterexample) -> str:
-    """A self-contained HTML page (inline CSS and SVG) for ``cx``: verdict, header, the failing
-    step's message, the program, the timeline and a table of the steps. A counterexample of the
-    exactly-once slice gets its own picture (traces.txn_report)."""
-    if not isinstance(cx.config, ReplicationConfig):
-        from kconform.traces.txn_report import render_txn_html
+    """A self-contained HTML page (inline CSS and SVG) for ``cx``, drawn by its slice's
+    ``report_html`` (conformance.slice.Slice)."""
+    draw = for_config(cx.config).report_html
+    if draw is None:
+        raise ValueError(f"the {type(cx.config).__name__} slice draws no report")
+    return draw(cx)
 
-        return render_txn_html(cx)
+
+def render_replication_html(cx: Counterexample) -> str:
+    """The replication slice's report of ``cx``: verdict, header, the failing step's message, the
+    program, the per-replica log timeline and a table of the steps."""
+    assert isinstance(cx.config, ReplicationConfig)
     frames = timeline(cx)
     v = cx.verdict
     kind, name = str(v["kind"]), str(v["name"])

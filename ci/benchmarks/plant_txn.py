@@ -22,7 +22,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from kconform.conformance.slices import make_judge
+from kconform.conformance.registry import for_config
 from kconform.impl.mutants import TXN, config_for, mutants_of
 from kconform.model.txn_config import TxnConfig
 from kconform.traces.corpus import ReadReport, read_traces
@@ -35,7 +35,7 @@ CLEAN = "(clean)"
 def first_failure(cx: Counterexample, stop: bool) -> int | None:
     """Position of the first event the judge fails in ``cx`` (None: none); with ``stop`` the
     judging ends there."""
-    judge = make_judge(cx.config)
+    judge = for_config(cx.config).make_judge(cx.config, None)
     pos = 0
     found: int | None = None
     for step in cx.steps:

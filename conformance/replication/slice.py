@@ -1,0 +1,45 @@
+"""The replication slice as the registry sees it: one ``Slice`` naming each of its parts."""
+
+from __future__ import annotations
+
+from kconform.conformance import bmc, explore
+from kconform.conformance.coverage import reachable_keys
+from kconform.conformance.lockstep import Judge
+from kconform.conformance.machine import FAMILIES, make_machine
+from kconform.conformance.scenarios import SCENARIOS, first_failing_scenario
+from kconform.conformance.slice import Slice
+from kconform.impl.cluster import ReferenceCluster
+from kconform.impl.mutants import mutants_of
+from kconform.model import invariants
+from kconform.model.config import ReplicationConfig
+from kconform.model.configs import REPLICATION
+from kconform.traces import generate, replay, report
+
+
+def describe(cfg: ReplicationConfig) -> str:
+    """The gate's one-line description of a replication configuration."""
+    return f"protocol={cfg.protocol.value} replicas={cfg.replicas} min.insync.replicas={cfg.min_insync_replicas}"
+
+
+SLICE: Slice[ReplicationConfig] = Slice(
+    name=REPLICATION,
+    title="replication of one partition (LEO, HW, ISR, leader epochs, truncation, elections, acks)",
+    config_type=ReplicationConfig,
+    gate_configs=lambda: ((REPLICATION, ReplicationConfig()),),
+    describe=describe,
+    make_judge=Judge,
+    invariants=lambda: invariants.INVARIANTS,
+    make_reference=ReferenceCluster,
+    mutants=lambda: mutants_of(REPLICATION),
+    make_machine=make_machine,
+    families=FAMILIES,
+    first_failing_scenario=first_failing_scenario,
+    scenarios=lambda: SCENARIOS,
+    reachable_keys=reachable_keys,
+    explore=explore.explore,
+    bmc=bmc.bmc,
+    state_table=replay.state_table,
+    report_html=report.render_replication_html,
+    make_workload=generate.Workload,
+    workload_module="kconform.traces.generate",
+)

@@ -1,0 +1,146 @@
+"""The slice interface: everything a slice of Kafka's protocols gives the suite, in one value.
+
+A **slice** is one protocol area checked end to end (replication of one partition; the
+exactly-once producer, coordinator and consumer; later fetch sessions). The judge, the Hypothesis
+machine, the gate, replay, the model search, coverage, reports, trace generation and the miner
+never name a slice: they ask the registry (conformance.registry) for the ``Slice`` of a
+configuration and call its parts. Adding a slice is writing its parts and one ``Slice`` value,
+and naming its module in ``registry.BUILTIN_SLICES``.
+
+Every part is a plain value or callable; a part a slice does not have is ``None`` (and the
+command that needs it says so, naming the slices that have it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+from kconform.traces.events import Event
+
+if TYPE_CHECKING:
+    from hypothesis.stateful import RuleBasedStateMachine
+    from rich.console import RenderableType
+
+    from kconform.conformance.adapter import Adapter
+    from kconform.conformance.lockstep import Finding
+    from kconform.conformance.machine import RunLog
+    from kconform.conformance.runner import LockstepRun
+
+C = TypeVar("C")
+
+
+class SliceJudge(Protocol):
+    """What a run needs of a judge: one event in, findings out, and the counters the gate prints.
+
+    Guarantees: ``observe`` judges events in the order given against the judge's own model state;
+    ``checks`` / ``violations`` / ``allowed`` count per invariant name, ``actions`` per event kind,
+    ``covered`` per coverage key (conformance.coverage) of the events judged conformant."""
+
+    events_judged: int
+    checks: Counter[str]
+    violations: Counter[str]
+    allowed: Counter[str]
+    actions: Counter[str]
+    covered: Counter[str]
+
+    @property
+    def state(self) -> Any: ...
+
+    def observe(self, e: Event) -> list[Finding]: ...
+
+
+class MachineFactory(Protocol):
+    """Builds the slice's Hypothesis state machine, driving a fresh adapter per example and leaving
+    counts and the last failing run in ``log`` (conformance.machine)."""
+
+    def __call__(
+        self,
+        adapter_factory: Callable[[], Adapter],
+        cfg: Any,
+        mutants: frozenset[str],
+        log: RunLog,
+        clock: Callable[[], float],
+        adapter_timeout_s: float,
+    ) -> type[RuleBasedStateMachine]: ...
+
+
+class ZooRunner(Protocol):
+    """Runs the slice's known-bug zoo (the scenarios that apply to ``cfg``) in order, each on a
+    fresh adapter; returns the first failing run, or None."""
+
+    def __call__(
+        self, adapter_factory: Callable[[], Adapter], cfg: Any, mutants: frozenset[str]
+    ) -> LockstepRun | None: ...
+
+
+@dataclass(frozen=True)
+class CoverageArtifact:
+    """A file the gate writes beside coverage.json after a campaign (a picture of what was covered).
+    ``write(out_dir, covered, cfg, summary)`` writes it and returns its path; ``label`` is the
+    console line shown before the path."""
+
+    label: str
+    write: Callable[[Path, dict[str, int], Any, str], Path]
+
+
+@dataclass(frozen=True)
+class Slice(Generic[C]):
+    """One slice's parts. ``C`` is its configuration type (a frozen dataclass of model/)."""
+
+    name: str
+    """The name on the command line (``--slice NAME``) and in a config's ``slice`` key."""
+    title: str
+    """What the slice checks, in a few words (help texts, tables)."""
+    config_type: type[C]
+    """The slice's configuration class; the registry finds a config's slice by its exact type."""
+    gate_configs: Callable[[], tuple[tuple[str, C], ...]]
+    """The configurations ``kconform gate --slice all`` runs, each with a part name."""
+    describe: Callable[[C], str]
+    """A configuration in one line (the gate's header)."""
+
+    # The model and the judge
+    make_judge: Callable[[C, frozenset[str] | None], SliceJudge]
+    """A fresh judge of a run under a config, checking the named invariants (None: all)."""
+    invariants: Callable[[], Mapping[str, Any]]
+    """The slice's named invariants (name -> registry entry with ``doc``), in registry order."""
+
+    # The reference implementation
+    make_reference: Callable[[], Adapter]
+    """The bundled reference implementation (an Adapter)."""
+    mutants: Callable[[], Mapping[str, str]]
+    """The reference's mutants of this slice (name -> description)."""
+
+    # Search
+    make_machine: MachineFactory
+    families: tuple[str, ...]
+    """The swarm fault / rule families of the state machine (each run enables a random subset)."""
+    first_failing_scenario: ZooRunner
+    scenarios: Callable[[], Mapping[str, Any]]
+    """The known-bug zoo (name -> scenario), in the order it runs."""
+    reachable_keys: Callable[[C], frozenset[str]]
+    """The coverage keys the model can produce under a config (the coverage denominator)."""
+    coverage_artifacts: tuple[CoverageArtifact, ...] = ()
+    explore: Callable[..., Any] | None = None
+    """Breadth-first search of the slice's model (``kconform explore``), if it has one."""
+    bmc: Callable[..., Any] | None = None
+    """Bounded model checking of the slice's model (``kconform bmc``), if it has one."""
+
+    # Replay, reports, traces
+    state_table: Callable[[Any, dict[int, dict[str, Any]] | None], RenderableType] | None = None
+    """Model state (and the implementation's snapshot) at a failing step, for ``kconform replay``;
+    None: the state's repr is printed."""
+    report_html: Callable[[Any], str] | None = None
+    """The HTML report of one counterexample file of the slice (traces.report)."""
+    make_workload: Callable[[Any, C], Any] | None = None
+    """The seeded random workload of trace generation (``kconform generate``): (random.Random, config)."""
+    workload_module: str | None = None
+    """Where the workload is defined (recorded in corpus manifests)."""
+    miner_invariants: Callable[[], tuple[str, ...]] | None = None
+    """The stream invariants of the miner (traces/mine) that read this slice's events."""
+
+
+__all__ = ["CoverageArtifact", "MachineFactory", "Slice", "SliceJudge", "ZooRunner"]
