@@ -6,6 +6,7 @@ campaigns) and ``explore`` (breadth-first search of the model's state space).
 """
 
 from kconform.conformance.adapter import Adapter, AdapterError
-from kconform.conformance.lockstep import ALLOWED, INVARIANT_VIOLATION, NON_CONFORMANCE, Finding, Judge
+from kconform.conformance.judge import ALLOWED, INVARIANT_VIOLATION, NON_CONFORMANCE, Finding
+from kconform.conformance.lockstep import Judge
 
 __all__ = ["ALLOWED", "INVARIANT_VIOLATION", "NON_CONFORMANCE", "Adapter", "AdapterError", "Finding", "Judge"]

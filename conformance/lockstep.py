@@ -1,10 +1,10 @@
-"""The lockstep judge: applies an implementation's events to the model, one handler at a time.
+"""The replication slice's lockstep judge: each event against model.replication, one handler at a time.
 
 For every event the judge runs the same handler in the model with the event's inputs and compares
-the outcome the implementation claims with the one the model computes. A handler the model would
-not run, or a different outcome, is **non-conformance**. After every event every invariant is
-checked on the model state; a broken guarantee is an **invariant violation** (only possible with a
-buggy protocol rung or a permissive configuration), or **allowed** when the configuration permits it.
+the outcome the implementation claims with the one the model computes; after every event the
+invariants of model.invariants are checked. The verdicts, the event loop and the classification of
+invariant results are the shared core's (conformance.judge.LockstepJudge); this module holds the
+replication rules only.
 
 Requests and responses travel through the network between a send event and the handler events,
 so the judge keeps what was sent and what was answered, by message id. A message may be delivered
@@ -13,12 +13,19 @@ twice (duplicated by the network); a response is matched against every answer gi
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
-from kconform.conformance.coverage import coverage_key
+from kconform.conformance.judge import (
+    ALLOWED,
+    INVARIANT_VIOLATION,
+    NON_CONFORMANCE,
+    Finding,
+    LockstepJudge,
+    own_request,
+)
+from kconform.conformance.judge import Mismatch as _Mismatch
+from kconform.conformance.judge import compare as _compare
 from kconform.model import invariants, replication
 from kconform.model.config import ReplicationConfig
 from kconform.model.replication import (
@@ -31,89 +38,30 @@ from kconform.model.replication import (
 from kconform.model.state import PartitionRecord, PendingIsr, State, initial_state
 from kconform.traces import events as ev
 
-Q = TypeVar("Q")
-A = TypeVar("A")
-
-NON_CONFORMANCE = "non-conformance"
-INVARIANT_VIOLATION = "invariant-violation"
-ALLOWED = "allowed"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One verdict about one event: which rule or invariant, and why."""
-
-    verdict: str
-    name: str
-    message: str
-    event: ev.Event | None = None
-
-    @property
-    def failing(self) -> bool:
-        return self.verdict in (NON_CONFORMANCE, INVARIANT_VIOLATION)
-
-
-class _Mismatch(Exception):
-    def __init__(self, diffs: list[str]) -> None:
-        super().__init__("; ".join(diffs))
-        self.diffs = diffs
-
-
-def _compare(claimed: dict[str, Any], expected: dict[str, Any]) -> None:
-    diffs = [
-        f"{k}: implementation says {claimed[k]!r}, model says {expected[k]!r}"
-        for k in expected
-        if claimed[k] != expected[k]
-    ]
-    if diffs:
-        raise _Mismatch(diffs)
-
-
-def _own_request(
-    sent: dict[int, tuple[int, Q]], answers: dict[int, list[A]], msg: int, node: int, what: str
-) -> tuple[Q, list[A]]:
-    """The request ``node`` sent as ``msg`` and every answer it got, or NotEnabled."""
-    sender, request = sent.get(msg, (-1, None))
-    given = answers.get(msg, [])
-    if sender != node or request is None or not given:
-        raise NotEnabled(f"broker {node} got no answer to {what} {msg} of its own")
-    return request, given
-
 
 def _sorted(isr: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(isr))
 
 
-class Judge:
-    """Holds the model state of one run and judges each event as it arrives.
+class Judge(LockstepJudge[State, ReplicationConfig]):
+    """Holds the replication model state of one run and judges each event as it arrives.
 
     ``checked`` names the invariants checked after each event (None: all of them, the default);
     a model-search counterexample found for some invariants only is judged against those.
     """
 
+    invariant_registry = invariants.INVARIANTS
+    not_enabled = (NotEnabled,)
+
     def __init__(self, cfg: ReplicationConfig, checked: frozenset[str] | None = None) -> None:
-        if checked is not None and not checked <= set(invariants.INVARIANTS):
-            raise ValueError(f"unknown invariant(s) {sorted(checked - set(invariants.INVARIANTS))}")
-        self.cfg = cfg
-        self.checked = checked
-        self._checked_names = tuple(n for n in invariants.INVARIANTS if checked is None or n in checked)
-        self.state: State = initial_state(cfg)
-        self.events_judged = 0
-        self.checks: Counter[str] = Counter()
-        self.violations: Counter[str] = Counter()
-        self.allowed: Counter[str] = Counter()
-        self.actions: Counter[str] = Counter()
-        self.covered: Counter[str] = Counter()
-        """Coverage keys (conformance.coverage) of the events judged conformant."""
-        self._allowed_seen: set[str] = set()
-        self._after: State | None = None
+        super().__init__(cfg, checked, initial_state(cfg))
         self._fetches: dict[int, tuple[int, FetchRequest]] = {}
         self._fetch_answers: dict[int, list[FetchResponse]] = {}
         self._queries: dict[int, tuple[int, EpochQuery]] = {}
         self._query_answers: dict[int, list[EpochAnswer]] = {}
         self._proposals: dict[int, tuple[int, PendingIsr]] = {}
         self._alter_answers: dict[int, list[tuple[int, tuple[int, ...], int]]] = {}
-        self._handlers: dict[type[ev.Event], Callable[[Any], State]] = {
+        self.handlers = {
             ev.BrokerFenced: self._broker_fenced,
             ev.BrokerUnfenced: self._broker_unfenced,
             ev.LeaderMoved: self._leader_moved,
@@ -136,48 +84,14 @@ class Judge:
             ev.ConsumerFetchHandled: self._consumer_fetch_handled,
         }
 
-    # ------------------------------------------------------------------------------------------
+    def unchanged(self, pre: State, post: State) -> bool:
+        """The invariants read only the replicas, the controller and the ghost: when these are the
+        very same values, the same values were checked already."""
+        return post.replicas is pre.replicas and post.controller is pre.controller and post.ghost is pre.ghost
 
-    def observe(self, event: ev.Event) -> list[Finding]:
-        """Judge one event; returns its findings (empty when it conforms and nothing broke)."""
-        self.events_judged += 1
-        self.actions[event.kind] += 1
-        pre = self.state
-        self._after = None
-        handler = self._handlers.get(type(event))
-        if handler is None:
-            return [Finding(NON_CONFORMANCE, event.kind, f"the model has no handler for {event.kind}", event)]
-        try:
-            self.state = handler(event)
-        except NotEnabled as exc:
-            return [Finding(NON_CONFORMANCE, event.kind, f"not allowed here: {exc}", event)]
-        except _Mismatch as exc:
-            if self._after is not None:
-                self.state = self._after  # what the model says the handler leaves behind
-            return [Finding(NON_CONFORMANCE, event.kind, f"outcome differs: {exc}", event)]
-        self.covered[coverage_key(event)] += 1
-        return self._check_invariants(pre, self.state, event)
-
-    def _check_invariants(self, pre: State, post: State, event: ev.Event) -> list[Finding]:
-        for name in self._checked_names:
-            self.checks[name] += 1
-        if post.replicas is pre.replicas and post.controller is pre.controller and post.ghost is pre.ghost:
-            return []  # invariants read only these: the very same values were checked already
+    def find_violations(self, pre: State, post: State) -> Sequence[invariants.Violation]:
         names = self.checked
-        found = invariants.check_state(post, self.cfg, names) + invariants.check_step(pre, post, self.cfg, names)
-        out: list[Finding] = []
-        for v in found:
-            if v.allowed:
-                key = f"{v.invariant}: {v.message}"
-                if key not in self._allowed_seen:
-                    self._allowed_seen.add(key)
-                    self.allowed[v.invariant] += 1
-                    out.append(Finding(ALLOWED, v.invariant, f"{v.message} — allowed: {v.allowed_because}", event))
-            else:
-                self.violations[v.invariant] += 1
-                doc = invariants.INVARIANTS[v.invariant].doc
-                out.append(Finding(INVARIANT_VIOLATION, v.invariant, f"{v.message} (guarantee: {doc})", event))
-        return out
+        return invariants.check_state(post, self.cfg, names) + invariants.check_step(pre, post, self.cfg, names)
 
     # ------------------------------------------------------------------------------------------
     # Controller
@@ -311,26 +225,11 @@ class Judge:
         return s
 
     def _fetch_applied(self, e: ev.FetchApplied) -> State:
-        q, answers = _own_request(self._fetches, self._fetch_answers, e.msg, e.node, "a Fetch")
+        q, answers = own_request(self._fetches, self._fetch_answers, e.msg, e.node, "a Fetch", NotEnabled)
         claimed = {"outcome": e.outcome, "truncated_to": e.truncated_to, "appended": e.appended, "hw": e.hw}
-        return self._first_match(
+        return self.first_match(
             answers, lambda resp: replication.apply_fetch_response(self.state, self.cfg, e.node, q, resp), claimed
         )
-
-    def _first_match(
-        self, answers: list[Any], run: Callable[[Any], tuple[State, Any]], claimed: dict[str, Any]
-    ) -> State:
-        """Accept the claim if any answer given to the request justifies it (duplicates may differ)."""
-        mismatch: _Mismatch | None = None
-        for answer in answers:
-            s, out = run(answer)
-            try:
-                _compare(claimed, {k: getattr(out, k) for k in claimed})
-                return s
-            except _Mismatch as exc:
-                mismatch = mismatch or exc
-        assert mismatch is not None
-        raise mismatch
 
     # ------------------------------------------------------------------------------------------
     # OffsetsForLeaderEpoch
@@ -364,9 +263,11 @@ class Judge:
         return self.state
 
     def _epoch_query_applied(self, e: ev.EpochQueryApplied) -> State:
-        q, answers = _own_request(self._queries, self._query_answers, e.msg, e.node, "an OffsetsForLeaderEpoch")
+        q, answers = own_request(
+            self._queries, self._query_answers, e.msg, e.node, "an OffsetsForLeaderEpoch", NotEnabled
+        )
         claimed = {"outcome": e.outcome, "truncated_to": e.truncated_to, "hw": e.hw}
-        return self._first_match(
+        return self.first_match(
             answers, lambda a: replication.apply_epoch_answer(self.state, self.cfg, e.node, q, a), claimed
         )
 
@@ -406,11 +307,7 @@ class Judge:
 
 def judge_events(cfg: ReplicationConfig, events: list[ev.Event]) -> list[Finding]:
     """Judge a whole event list from a fresh model; returns every finding in order."""
-    judge = Judge(cfg)
-    out: list[Finding] = []
-    for e in events:
-        out.extend(judge.observe(e))
-    return out
+    return Judge(cfg).judge_all(events)
 
 
-__all__ = ["ALLOWED", "INVARIANT_VIOLATION", "NON_CONFORMANCE", "Finding", "Judge", "judge_events", "replace"]
+__all__ = ["ALLOWED", "INVARIANT_VIOLATION", "NON_CONFORMANCE", "Finding", "Judge", "judge_events"]

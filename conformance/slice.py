@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from kconform.conformance.adapter import Adapter
-    from kconform.conformance.lockstep import Finding
+    from kconform.conformance.judge import Finding
     from kconform.conformance.machine import RunLog
     from kconform.conformance.runner import LockstepRun
 

@@ -1,49 +1,36 @@
 """The lockstep judge of the exactly-once slice: each event against model.txn_state.
 
-Same contract as conformance.lockstep.Judge (docs/architecture.md): for every event the judge runs
-the same handler in the model with the event's inputs and compares the claimed outcome field by
-field; a handler the model would not run, or another outcome, is **non-conformance**. After every
-event the invariants of model.txn_invariants are checked: a broken guarantee is an **invariant
-violation**, or **allowed** when the configuration permits it (TV0's KAFKA-17754, producer-state
-expiry). Markers, verifications and consumer fetch answers are matched by message / request id;
-a message delivered twice is handled twice, and a response is accepted if any answer given to its
-request justifies it.
+Same contract as every slice's judge (conformance.judge.LockstepJudge, docs/architecture.md): for
+every event the judge runs the same handler in the model with the event's inputs and compares the
+claimed outcome field by field; after every event the invariants of model.txn_invariants are
+checked (TV0's KAFKA-17754 and producer-state expiry are **allowed**). This module holds the
+exactly-once rules only. Markers, verifications and consumer fetch answers are matched by message /
+request id; a message delivered twice is handled twice, and a response is accepted if any answer
+given to its request justifies it.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections import Counter
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
-from kconform.conformance.coverage import coverage_key
-from kconform.conformance.lockstep import ALLOWED, INVARIANT_VIOLATION, NON_CONFORMANCE, Finding
+from kconform.conformance.judge import (
+    ALLOWED,
+    INVARIANT_VIOLATION,
+    NON_CONFORMANCE,
+    Finding,
+    LockstepJudge,
+)
+from kconform.conformance.judge import compare as _compare
 from kconform.conformance.txn_coverage import edge_key
 from kconform.model import txn_invariants as I
 from kconform.model import txn_state as S
 from kconform.model.coordinator import NotEnabled
+from kconform.model.invariants import Violation
 from kconform.model.txn_config import TxnConfig
 from kconform.model.txn_state import TxnState
 from kconform.traces import events as ev
-
-X = TypeVar("X")
-
-
-class _Mismatch(Exception):
-    def __init__(self, diffs: list[str]) -> None:
-        super().__init__("; ".join(diffs))
-        self.diffs = diffs
-
-
-def _compare(claimed: dict[str, Any], expected: dict[str, Any]) -> None:
-    diffs = [
-        f"{k}: implementation says {claimed[k]!r}, model says {expected[k]!r}"
-        for k in expected
-        if claimed[k] != expected[k]
-    ]
-    if diffs:
-        raise _Mismatch(diffs)
 
 
 def _require(condition: bool, why: str) -> None:
@@ -51,31 +38,21 @@ def _require(condition: bool, why: str) -> None:
         raise NotEnabled(why)
 
 
-class TxnJudge:
+class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
     """Holds the model state of one exactly-once run and judges each event as it arrives.
 
     ``checked`` names the invariants checked after each event (None: all of them).
     """
 
+    invariant_registry = I.INVARIANTS
+    not_enabled = (NotEnabled,)
+    report_violations_once = True
+    keep_state_of_first_mismatch = True
+
     def __init__(self, cfg: TxnConfig, checked: frozenset[str] | None = None) -> None:
-        if checked is not None and not checked <= set(I.INVARIANTS):
-            raise ValueError(f"unknown invariant(s) {sorted(checked - set(I.INVARIANTS))}")
-        self.cfg = cfg
-        self.checked = checked
-        self._checked_names = tuple(n for n in I.INVARIANTS if checked is None or n in checked)
-        self.state: TxnState = S.initial_state(cfg)
-        self.events_judged = 0
-        self.checks: Counter[str] = Counter()
-        self.violations: Counter[str] = Counter()
-        self.allowed: Counter[str] = Counter()
-        self.actions: Counter[str] = Counter()
-        self.covered: Counter[str] = Counter()
-        """Coverage keys (conformance.coverage) of the events judged conformant."""
-        self._allowed_seen: set[str] = set()
-        self._violations_seen: set[str] = set()
+        super().__init__(cfg, checked, S.initial_state(cfg))
         self._memo: I.Memo = {}  # state invariants whose inputs did not change are not re-run
-        self._after: TxnState | None = None
-        self._handlers: dict[type[ev.Event], Callable[[Any], TxnState]] = {
+        self.handlers = {
             ev.ClockAdvanced: lambda e: S.advance_clock(self.state, e.now_ms),
             ev.CoordinatorMoved: lambda e: S.coordinator_moved(
                 self.state, self.cfg, e.state_partition, e.leader, e.coordinator_epoch
@@ -105,58 +82,14 @@ class TxnJudge:
             ev.ProducerExpired: lambda e: S.producer_expired(self.state, self.cfg, e.node, e.partition, e.pid),
         }
 
-    # ------------------------------------------------------------------------------------------
-
-    def observe(self, event: ev.Event) -> list[Finding]:
-        """Judge one event; returns its findings (empty when it conforms and nothing broke)."""
-        self.events_judged += 1
-        self.actions[event.kind] += 1
-        pre = self.state
-        self._after = None
-        handler = self._handlers.get(type(event))
-        if handler is None:
-            return [Finding(NON_CONFORMANCE, event.kind, f"the model has no handler for {event.kind}", event)]
-        try:
-            self.state = handler(event)
-        except NotEnabled as exc:
-            return [Finding(NON_CONFORMANCE, event.kind, f"not allowed here: {exc}", event)]
-        except _Mismatch as exc:
-            if self._after is not None:
-                self.state = self._after  # what the model says the handler leaves behind
-            return [Finding(NON_CONFORMANCE, event.kind, f"outcome differs: {exc}", event)]
-        self.covered[coverage_key(event)] += 1
+    def count_coverage(self, event: ev.Event, pre: TxnState) -> None:
+        """Also count each coordinator transition the event wrote (``txn_edge:From->To``)."""
         if self.state.ghost.writes != pre.ghost.writes:
             for src, dst in itertools.pairwise(self.state.ghost.last_path):
                 self.covered[edge_key(src, dst)] += 1
-        return self._check_invariants(pre, self.state, event)
 
-    def _check_invariants(self, pre: TxnState, post: TxnState, event: ev.Event) -> list[Finding]:
-        for name in self._checked_names:
-            self.checks[name] += 1
-        if post is pre:
-            return []
-        found = I.check_state(post, self.cfg, self.checked, self._memo) + I.check_step(
-            pre, post, self.cfg, self.checked
-        )
-        out: list[Finding] = []
-        for v in found:
-            key = f"{v.invariant}: {v.message}"
-            if v.allowed:
-                if key not in self._allowed_seen:
-                    self._allowed_seen.add(key)
-                    self.allowed[v.invariant] += 1
-                    out.append(Finding(ALLOWED, v.invariant, f"{v.message} — allowed: {v.allowed_because}", event))
-            elif key not in self._violations_seen:
-                # a state invariant stays broken once broken: report each violation once
-                self._violations_seen.add(key)
-                self.violations[v.invariant] += 1
-                doc = I.INVARIANTS[v.invariant].doc
-                out.append(Finding(INVARIANT_VIOLATION, v.invariant, f"{v.message} (guarantee: {doc})", event))
-        return out
-
-    def _keep(self, result: tuple[TxnState, X]) -> tuple[TxnState, X]:
-        self._after = result[0]
-        return result
+    def find_violations(self, pre: TxnState, post: TxnState) -> Sequence[Violation]:
+        return I.check_state(post, self.cfg, self.checked, self._memo) + I.check_step(pre, post, self.cfg, self.checked)
 
     # ------------------------------------------------------------------------------------------
     # Coordinator
@@ -174,7 +107,7 @@ class TxnJudge:
         return s
 
     def _init_producer_id(self, e: ev.InitProducerIdHandled) -> TxnState:
-        s, a = self._keep(
+        s, a = self.keep(
             S.init_producer_id(
                 self.state,
                 self.cfg,
@@ -190,7 +123,7 @@ class TxnJudge:
         return self._answer(e, s, a)
 
     def _add_partitions(self, e: ev.AddPartitionsHandled) -> TxnState:
-        s, a = self._keep(
+        s, a = self.keep(
             S.add_partitions(self.state, self.cfg, e.node, e.txn_id, e.pid, e.epoch, frozenset(e.partitions))
         )
         _compare({"error": e.error, "state": e.state}, {"error": a.error, "state": a.state})
@@ -199,18 +132,18 @@ class TxnJudge:
     def _add_offsets(self, e: ev.AddOffsetsHandled) -> TxnState:
         _require(e.group in self.cfg.groups, f"group {e.group!r} is not in this configuration")
         parts = frozenset({self.cfg.offsets_partition(e.group)})
-        s, a = self._keep(S.add_partitions(self.state, self.cfg, e.node, e.txn_id, e.pid, e.epoch, parts))
+        s, a = self.keep(S.add_partitions(self.state, self.cfg, e.node, e.txn_id, e.pid, e.epoch, parts))
         _compare({"error": e.error, "state": e.state}, {"error": a.error, "state": a.state})
         return s
 
     def _end_txn(self, e: ev.EndTxnHandled) -> TxnState:
-        s, a = self._keep(
+        s, a = self.keep(
             S.end_txn(self.state, self.cfg, e.node, e.txn_id, e.pid, e.epoch, e.ctxn, e.commit, e.result_pid)
         )
         return self._answer(e, s, a, "result_pid", "result_epoch")
 
     def _timed_out(self, e: ev.TxnTimedOut) -> TxnState:
-        s, meta = self._keep(S.txn_timed_out(self.state, self.cfg, e.node, e.txn_id))
+        s, meta = self.keep(S.txn_timed_out(self.state, self.cfg, e.node, e.txn_id))
         _compare(
             {"pid": e.pid, "epoch": e.epoch, "state": e.state},
             {"pid": meta.pid, "epoch": meta.epoch, "state": meta.state},
@@ -221,7 +154,7 @@ class TxnJudge:
     # Markers
 
     def _marker_sent(self, e: ev.MarkerSent) -> TxnState:
-        s, m = self._keep(S.marker_sent(self.state, self.cfg, e.node, e.msg, e.txn_id, e.partition))
+        s, m = self.keep(S.marker_sent(self.state, self.cfg, e.node, e.msg, e.txn_id, e.partition))
         _compare(
             {
                 "leader": e.leader,
@@ -248,12 +181,12 @@ class TxnJudge:
             == (e.partition, e.pid, e.epoch, e.commit, e.coordinator_epoch),
             f"marker {e.msg} was not sent with this content",
         )
-        s, r = self._keep(S.marker_handled(self.state, self.cfg, e.node, e.msg))
+        s, r = self.keep(S.marker_handled(self.state, self.cfg, e.node, e.msg))
         _compare({"error": e.error, "offset": e.offset}, {"error": r.error, "offset": r.offset})
         return s
 
     def _marker_response(self, e: ev.MarkerResponseHandled) -> TxnState:
-        s, state = self._keep(S.marker_response(self.state, self.cfg, e.node, e.msg, e.error))
+        s, state = self.keep(S.marker_response(self.state, self.cfg, e.node, e.msg, e.error))
         _compare({"state": e.state}, {"state": state})
         return s
 
@@ -261,7 +194,7 @@ class TxnJudge:
     # Produce, verification
 
     def _produce(self, e: ev.TxnProduceHandled) -> TxnState:
-        s, r = self._keep(
+        s, r = self.keep(
             S.produce(
                 self.state,
                 self.cfg,
@@ -290,7 +223,7 @@ class TxnJudge:
             v is not None and (v.txn_id, v.pid, v.epoch, v.partition) == (e.txn_id, e.pid, e.epoch, e.partition),
             f"no verification {e.msg} was sent with this content",
         )
-        s, error = self._keep(S.verify_handled(self.state, self.cfg, e.node, e.msg))
+        s, error = self.keep(S.verify_handled(self.state, self.cfg, e.node, e.msg))
         _compare({"error": e.error}, {"error": error})
         return s
 
@@ -298,31 +231,15 @@ class TxnJudge:
         answers = S.verify_answers(self.state, e.msg)
         _require(bool(answers), f"verification {e.msg} was never answered")
         claimed = {"outcome": e.outcome, "error": e.error, "base_offset": e.base_offset}
-        return self._first_match(
+        return self.first_match(
             answers, lambda a: S.verify_applied(self.state, self.cfg, e.node, e.msg, e.req, a), claimed
         )
-
-    def _first_match(
-        self, answers: tuple[Any, ...], run: Callable[[Any], tuple[TxnState, Any]], claimed: dict[str, Any]
-    ) -> TxnState:
-        """Accept the claim if any answer given to the request justifies it (duplicates may differ)."""
-        mismatch: _Mismatch | None = None
-        for answer in answers:
-            s, out = run(answer)
-            try:
-                _compare(claimed, {k: getattr(out, k) for k in claimed})
-                return s
-            except _Mismatch as exc:
-                if mismatch is None:
-                    mismatch, self._after = exc, s
-        assert mismatch is not None
-        raise mismatch
 
     # ------------------------------------------------------------------------------------------
     # Consumers
 
     def _consumer_fetch(self, e: ev.TxnConsumerFetchHandled) -> TxnState:
-        s, a = self._keep(
+        s, a = self.keep(
             S.consumer_fetch(self.state, self.cfg, e.node, e.req, e.partition, e.fetch_offset, e.read_committed)
         )
         _compare(
@@ -335,7 +252,7 @@ class TxnJudge:
         served = S.served_fetches(self.state, e.req)
         _require(bool(served), f"no fetch {e.req} was answered")
         claimed = {"rids": e.rids, "next_offset": e.next_offset}
-        return self._first_match(
+        return self.first_match(
             served, lambda f: S.consumer_polled(self.state, e.node, e.req, e.partition, e.read_committed, f), claimed
         )
 
@@ -343,19 +260,19 @@ class TxnJudge:
     # Offsets
 
     def _txn_offset_commit(self, e: ev.TxnOffsetCommitHandled) -> TxnState:
-        s, r = self._keep(
+        s, r = self.keep(
             S.txn_offset_commit(self.state, self.cfg, e.node, e.group, e.txn_id, e.pid, e.epoch, e.ctxn, e.offsets)
         )
         _compare({"error": e.error, "base_offset": e.base_offset}, {"error": r.error, "base_offset": r.base_offset})
         return s
 
     def _offset_commit(self, e: ev.OffsetCommitHandled) -> TxnState:
-        s, r = self._keep(S.offset_commit(self.state, self.cfg, e.node, e.group, e.offsets))
+        s, r = self.keep(S.offset_commit(self.state, self.cfg, e.node, e.group, e.offsets))
         _compare({"error": e.error, "base_offset": e.base_offset}, {"error": r.error, "base_offset": r.base_offset})
         return s
 
     def _offset_fetch(self, e: ev.OffsetFetchHandled) -> TxnState:
-        s, r = self._keep(S.offset_fetch(self.state, self.cfg, e.node, e.group, e.require_stable))
+        s, r = self.keep(S.offset_fetch(self.state, self.cfg, e.node, e.group, e.require_stable))
         _compare(
             {"error": e.error, "offsets": tuple(sorted(e.offsets))},
             {"error": r.error, "offsets": tuple(sorted(r.offsets))},
@@ -365,11 +282,7 @@ class TxnJudge:
 
 def judge_txn_events(cfg: TxnConfig, events: list[ev.Event]) -> list[Finding]:
     """Judge a whole event list from a fresh model; returns every finding in order."""
-    judge = TxnJudge(cfg)
-    out: list[Finding] = []
-    for e in events:
-        out.extend(judge.observe(e))
-    return out
+    return TxnJudge(cfg).judge_all(events)
 
 
 __all__ = ["ALLOWED", "INVARIANT_VIOLATION", "NON_CONFORMANCE", "Finding", "TxnJudge", "judge_txn_events"]
