@@ -1,33 +1,65 @@
 """Lockstep throughput: operations and events per second, model and implementation together, one core.
 
-Run: ``python -m kconform.ci.benchmarks.throughput [--examples 200]``. Also reports the share of time
-spent in the judge (model + invariants) versus the implementation, measured in the same run.
+Run: ``python -m kconform.ci.benchmarks.throughput [--slice replication|txn] [--examples 200]``. Also
+reports the share of time spent in the judge (model + invariants) versus the implementation,
+measured in the same run.
+
+``--against REV`` measures before/after side by side: the same seeded campaign runs in a child
+process on the code of git revision ``REV`` (exported to a temporary directory) and on the working
+tree, alternately ``--rounds`` times (so load from other work on the machine falls on both), and
+prints each round and the medians. The child uses only entry points both sides have
+(``run_campaign``, ``make_adapter``, ``config_from_json``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import platform
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 from rich.console import Console
+from rich.table import Table
 
-from kconform.conformance import lockstep
+from kconform.ci.exitcodes import EXIT_ERROR
+from kconform.conformance import judge
 from kconform.conformance.hunt import run_campaign
-from kconform.impl import ReferenceCluster
-from kconform.model.config import ReplicationConfig
+from kconform.model.configs import config_from_json
+from kconform.traces.replay import make_adapter
+
+FOLDERS = ("model", "impl", "conformance", "traces", "ci")
+"""The top-level folders mapped under ``kconform`` (pyproject.toml's package-dir)."""
+
+_CHILD = """
+import json, sys, time
+from kconform.conformance.hunt import run_campaign
+from kconform.model.configs import config_from_json
+from kconform.traces.replay import make_adapter
+name, examples, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+cfg = config_from_json({} if name == "replication" else {"slice": name})
+result = run_campaign(lambda: make_adapter("reference", cfg), cfg, frozenset(), seed=1, examples=examples, steps=steps)
+print(json.dumps({"runs": result.log.runs, "steps": result.log.steps, "events": sum(result.log.actions.values()),
+                  "seconds": result.seconds, "passed": result.passed}))
+"""
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--examples", type=int, default=200)
-    parser.add_argument("--steps", type=int, default=50)
-    args = parser.parse_args(argv)
-    console = Console()
+def _config(name: str) -> object:
+    return config_from_json({} if name == "replication" else {"slice": name})
+
+
+def measure_here(name: str, examples: int, steps: int, console: Console) -> int:
+    """One campaign in this process, with the judge's share of the time."""
+    cfg = _config(name)
     judge_seconds = 0.0
-    original = lockstep.Judge.observe
+    original = judge.LockstepJudge.observe
 
-    def timed(self: lockstep.Judge, event: object) -> list[lockstep.Finding]:
+    def timed(self: judge.LockstepJudge[object, object], event: object) -> list[judge.Finding]:
         nonlocal judge_seconds
         t0 = time.perf_counter()
         try:
@@ -35,17 +67,22 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             judge_seconds += time.perf_counter() - t0
 
-    lockstep.Judge.observe = timed  # type: ignore[method-assign]
+    judge.LockstepJudge.observe = timed  # type: ignore[method-assign,assignment]
     try:
         result = run_campaign(
-            ReferenceCluster, ReplicationConfig(), frozenset(), seed=1, examples=args.examples, steps=args.steps
+            lambda: make_adapter("reference", cfg),  # type: ignore[arg-type]
+            cfg,  # type: ignore[arg-type]
+            frozenset(),
+            seed=1,
+            examples=examples,
+            steps=steps,
         )
     finally:
-        lockstep.Judge.observe = original  # type: ignore[method-assign]
+        judge.LockstepJudge.observe = original  # type: ignore[method-assign]
     events = sum(result.log.actions.values())
     console.print(f"machine: {platform.machine()} python {platform.python_version()} (one process, one core)")
     console.print(
-        f"{result.log.runs} runs, {result.log.steps} operations, {events} events in {result.seconds:.1f} s: "
+        f"{name}: {result.log.runs} runs, {result.log.steps} operations, {events} events in {result.seconds:.1f} s: "
         f"{result.log.steps / result.seconds:.0f} operations/s, {events / result.seconds:.0f} events/s"
     )
     console.print(
@@ -53,6 +90,93 @@ def main(argv: list[str] | None = None) -> int:
         f"implementation, Hypothesis and the rest {result.seconds - judge_seconds:.1f} s"
     )
     return 0 if result.passed else 1
+
+
+def _package_tree(source: Path, into: Path) -> Path:
+    """A directory whose ``kconform/<folder>`` links to ``source/<folder>`` (the package-dir
+    mapping), to put first on PYTHONPATH."""
+    root = into / "pkg"
+    (root / "kconform").mkdir(parents=True)
+    for folder in FOLDERS:
+        (root / "kconform" / folder).symlink_to(source / folder, target_is_directory=True)
+    return root
+
+
+def _export(rev: str, into: Path) -> Path:
+    """The tree of git revision ``rev`` of this repository, exported under ``into``."""
+    repo = Path(__file__).resolve().parents[2]
+    src = into / "src"
+    src.mkdir()
+    archive = subprocess.run(["git", "-C", str(repo), "archive", rev], capture_output=True, check=True, timeout=120)
+    subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True, timeout=120)
+    return src
+
+
+def _child(pythonpath: Path, name: str, examples: int, steps: int) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(pythonpath)}
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, name, str(examples), str(steps)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=3600,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"benchmark child failed ({pythonpath}): {out.stderr.strip()[-2000:]}")
+    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def compare(rev: str, name: str, examples: int, steps: int, rounds: int, console: Console) -> int:
+    """Before (``rev``) / after (working tree) side by side, ``rounds`` alternating runs each."""
+    here = Path(__file__).resolve().parents[2]
+    with tempfile.TemporaryDirectory(prefix="kconform-throughput-") as tmp:
+        before_tree = _package_tree(_export(rev, Path(tmp) / "before"), Path(tmp) / "before")
+        after_tree = _package_tree(here, Path(tmp) / "after")
+        table = Table(title=f"lockstep throughput, {name}: {rev} (before) vs working tree (after)")
+        for column in ("round", "side", "runs", "operations", "events", "seconds", "events/s", "operations/s"):
+            table.add_column(column, justify="right")
+        rates: dict[str, list[float]] = {"before": [], "after": []}
+        for i in range(rounds):
+            for side, tree in (("before", before_tree), ("after", after_tree)):
+                r = _child(tree, name, examples, steps)
+                rates[side].append(r["events"] / r["seconds"])
+                table.add_row(
+                    str(i + 1),
+                    side,
+                    f"{r['runs']:.0f}",
+                    f"{r['steps']:.0f}",
+                    f"{r['events']:.0f}",
+                    f"{r['seconds']:.1f}",
+                    f"{r['events'] / r['seconds']:.0f}",
+                    f"{r['steps'] / r['seconds']:.0f}",
+                )
+        console.print(table)
+    before, after = statistics.median(rates["before"]), statistics.median(rates["after"])
+    console.print(
+        f"median events/s: before {before:.0f}, after {after:.0f} (after/before {after / before:.2f}); "
+        f"machine {platform.machine()}, python {platform.python_version()}, {os.cpu_count()} cores"
+    )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--slice", default="replication", choices=("replication", "txn"))
+    parser.add_argument("--examples", type=int, default=200)
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--against", metavar="REV", help="compare with git revision REV (before/after)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating runs per side with --against")
+    args = parser.parse_args(argv)
+    console = Console()
+    if args.against is None:
+        return measure_here(args.slice, args.examples, args.steps, console)
+    try:
+        return compare(args.against, args.slice, args.examples, args.steps, args.rounds, console)
+    except (subprocess.CalledProcessError, RuntimeError) as e:
+        console.print(f"[red]throughput: {e}[/red]")
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":
