@@ -1,9 +1,9 @@
 """``kconform bmc``: z3 bounded model checking of the model, and inductive invariant checks.
 
-Issue 5. Runs conformance.bmc.bmc for lengths 0, 1, ..., --steps and prints each length's verdict
+Issue 5. Runs conformance.replication.bmc.bmc for lengths 0, 1, ..., --steps and prints each length's verdict
 and solve time. The first length with a violation is the proven-minimal length of any violating
 run within the bounds (all shorter ones were UNSAT): the run is printed, written as the suite's
-ordinary counterexample file (conformance.pathevents.path_counterexample, replayable with
+ordinary counterexample file (conformance.replication.pathevents.path_counterexample, replayable with
 ``kconform replay FILE --model-only``) and the exit code is 1. UNSAT up to --steps exits 0 with
 the time. With ``--inductive`` it prints, per invariant, whether it is inductive alone, inductive
 with a strengthening (the other invariants it needs), or not, with the counterexample to induction.
@@ -21,8 +21,8 @@ from rich.table import Table
 
 from kconform.ci.exitcodes import EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.options import DEFAULT_OUT_DIR
-from kconform.conformance.bmc import InductionResult, bmc, inductive
-from kconform.conformance.pathevents import path_counterexample
+from kconform.conformance.replication.bmc import InductionResult, bmc, inductive
+from kconform.conformance.replication.pathevents import path_counterexample
 from kconform.model.actions import SearchBounds
 from kconform.model.config import ReplicationConfig
 from kconform.model.invariants import INVARIANTS
@@ -45,9 +45,9 @@ class BmcOptions:
     out: Path = DEFAULT_OUT_DIR
     inductive: bool = False
     solving: str = "fresh"
-    """conformance.bmc.SOLVING: how each length is solved (same verdicts, different times)."""
+    """conformance.replication.bmc.SOLVING: how each length is solved (same verdicts, different times)."""
     reduce: bool = True
-    """Search only runs in partial-order normal form (conformance.bmc.bmc; same verdicts)."""
+    """Search only runs in partial-order normal form (conformance.replication.bmc.bmc; same verdicts)."""
 
 
 def counterexample_path(options: BmcOptions) -> Path:

@@ -315,7 +315,7 @@ def _cmd_bmc(args: argparse.Namespace) -> int:
         allow_tick=args.tick,
     )
     from kconform.ci.bmc import BmcOptions, run_bmc
-    from kconform.conformance.bmc_encoding import Unsupported, check_supported
+    from kconform.conformance.replication.bmc_encoding import Unsupported, check_supported
 
     try:
         check_supported(config, bounds)

@@ -1,9 +1,9 @@
 """``kconform explore``: breadth-first search of the model alone, with a replayable counterexample.
 
-Runs conformance.explore.explore over the atomic actions of model.actions, shows progress, prints
+Runs conformance.replication.explore.explore over the atomic actions of model.actions, shows progress, prints
 the states per depth, the distinct states, the time and whether the bound was exhausted. On a
 violation it prints the shortest path (one action per line), writes it as a counterexample file
-(conformance.pathevents.path_counterexample: the same handler calls as events, judged model-only
+(conformance.replication.pathevents.path_counterexample: the same handler calls as events, judged model-only
 by ``kconform replay FILE --model-only``) and exits 1; no violation within the bound exits 0.
 """
 
@@ -18,8 +18,8 @@ from rich.table import Table
 
 from kconform.ci.exitcodes import EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.options import ExploreOptions
-from kconform.conformance.explore import ExploreResult, explore
-from kconform.conformance.pathevents import path_counterexample
+from kconform.conformance.replication.explore import ExploreResult, explore
+from kconform.conformance.replication.pathevents import path_counterexample
 from kconform.traces.counterexample import write_counterexample
 
 

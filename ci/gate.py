@@ -27,7 +27,7 @@ from kconform.ci.summary import InvariantRow, MutantRow, render
 from kconform.conformance.adapter import Adapter, AdapterError
 from kconform.conformance.coverage import Coverage
 from kconform.conformance.hunt import CampaignResult, run_campaign
-from kconform.conformance.lockstep import NON_CONFORMANCE
+from kconform.conformance.judge import NON_CONFORMANCE
 from kconform.conformance.registry import for_config
 from kconform.conformance.runner import LockstepRun
 from kconform.impl.mutants import config_for

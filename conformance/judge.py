@@ -1,7 +1,7 @@
 """The lockstep judge's core, shared by every slice: verdicts, findings, outcome comparison, the
 per-event loop and the classification of invariant results.
 
-A slice's judge (conformance.lockstep.Judge, conformance.txn_lockstep.TxnJudge) subclasses
+A slice's judge (conformance.replication.lockstep.Judge, conformance.txn.lockstep.TxnJudge) subclasses
 ``LockstepJudge`` and gives only its own rules: one handler per event type that runs the same
 handler in the model and compares the outcome the implementation claims (``compare``), and how its
 invariants are checked (``find_violations``). Everything else is here, written once:
@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from kconform.conformance.coverage import coverage_key
+from kconform.conformance.coverage import outcome_key
 from kconform.traces import events as ev
 
 NON_CONFORMANCE = "non-conformance"
@@ -142,9 +142,13 @@ class LockstepJudge(Generic[S, Cfg]):
         nothing new can be broken and the checks are counted, not re-run)."""
         return post is pre
 
+    def coverage_key(self, event: ev.Event) -> str:
+        """The coverage key an accepted event counts under (conformance.coverage.outcome_key)."""
+        return outcome_key(event)
+
     def count_coverage(self, event: ev.Event, pre: S) -> None:
         """Count the slice's coverage keys of an accepted event beyond its handler outcome (which
-        ``observe`` counts: conformance.coverage.coverage_key)."""
+        ``observe`` counts: ``coverage_key``)."""
 
     # ------------------------------------------------------------------------------------------
 
@@ -165,7 +169,7 @@ class LockstepJudge(Generic[S, Cfg]):
             if self._after is not None:
                 self.state = self._after  # what the model says the handler leaves behind
             return [Finding(NON_CONFORMANCE, event.kind, f"outcome differs: {exc}", event)]
-        self.covered[coverage_key(event)] += 1
+        self.covered[self.coverage_key(event)] += 1
         self.count_coverage(event, pre)
         return self._check_invariants(pre, self.state, event)
 

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from kconform.conformance.adapter import Adapter, AdapterError
-from kconform.conformance.lockstep import Finding
+from kconform.conformance.judge import Finding
 from kconform.conformance.registry import for_config
 from kconform.conformance.slice import SliceJudge
 from kconform.model.configs import AnyConfig

@@ -1,4 +1,4 @@
-"""Bounded model checking (conformance.bmc): proven-shortest runs that replay on the model.
+"""Bounded model checking (conformance.replication.bmc): proven-shortest runs that replay on the model.
 
 Issue 5: BMC finds each model-level historic bug at a proven-minimal length, the length breadth-first
 search finds; its run is an ordinary counterexample file that ``kconform replay --model-only``
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from kconform.ci.cli import main
-from kconform.conformance.bmc import bmc, inductive
-from kconform.conformance.explore import explore
-from kconform.conformance.lockstep import INVARIANT_VIOLATION
+from kconform.conformance.judge import INVARIANT_VIOLATION
+from kconform.conformance.replication.bmc import bmc, inductive
+from kconform.conformance.replication.explore import explore
 from kconform.model.actions import SearchBounds
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces.counterexample import read_counterexample

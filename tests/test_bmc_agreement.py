@@ -1,4 +1,4 @@
-"""The SMT encoding (conformance.bmc_encoding) and the executable model agree on every action.
+"""The SMT encoding (conformance.replication.bmc_encoding) and the executable model agree on every action.
 
 Issue 5: "the two encodings must agree; a test proves they do on every action". For each state of
 a sample (random walks in the fast tier, every state breadth-first search reaches within a bound
@@ -15,9 +15,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from kconform.conformance import bmc_encoding as enc
-from kconform.conformance.bmc import disagreements, well_formed_is_inductive
-from kconform.conformance.explore import canonical, explore
+from kconform.conformance.replication import bmc_encoding as enc
+from kconform.conformance.replication.bmc import disagreements, well_formed_is_inductive
+from kconform.conformance.replication.explore import canonical, explore
 from kconform.model.actions import SearchBounds, booted_state, successors
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.model.state import State
@@ -80,7 +80,7 @@ def test_a_model_that_differs_is_reported(monkeypatch: pytest.MonkeyPatch) -> No
     that offers an extra label, both disagree with the encoding."""
     from dataclasses import replace
 
-    from kconform.conformance import bmc
+    from kconform.conformance.replication import bmc
 
     cfg = _cfg(Protocol.KIP_101)
     states = _walks(cfg, BOUNDS, walks=1, length=6, seed=1)

@@ -1,8 +1,8 @@
 """The partial-order reduction of bounded model checking keeps a shortest violating run.
 
-conformance.bmc searches only runs in which no two adjacent independent steps are out of label
+conformance.replication.bmc searches only runs in which no two adjacent independent steps are out of label
 order (bmc_encoding.out_of_order). That is sound because such steps commute
-(conformance.bmc.commute_lemma, proven here by z3 for every label pair from every well-formed
+(conformance.replication.bmc.commute_lemma, proven here by z3 for every label pair from every well-formed
 bounded state) and it is not vacuous: the reduction does exclude runs. A footprint that forgets
 what an action touches is caught by the lemma.
 """
@@ -14,9 +14,9 @@ import os
 import pytest
 import z3  # type: ignore[import-untyped]
 
-from kconform.conformance import bmc_encoding as enc
-from kconform.conformance.bmc import bmc, commute_lemma
-from kconform.conformance.explore import canonical
+from kconform.conformance.replication import bmc_encoding as enc
+from kconform.conformance.replication.bmc import bmc, commute_lemma
+from kconform.conformance.replication.explore import canonical
 from kconform.model.actions import SearchBounds, booted_state
 from kconform.model.config import Protocol, ReplicationConfig
 

@@ -13,9 +13,9 @@ from kconform.ci import cli
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.gate import run_gate
 from kconform.ci.options import GateOptions
-from kconform.conformance.coverage import STATIC_REACHABLE, coverage_key, reachable_keys
-from kconform.conformance.lockstep import Judge
-from kconform.conformance.pathevents import boot_events
+from kconform.conformance.replication.coverage import STATIC_REACHABLE, coverage_key, reachable_keys
+from kconform.conformance.replication.lockstep import Judge
+from kconform.conformance.replication.pathevents import boot_events
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces import events as ev
 

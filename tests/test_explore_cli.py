@@ -12,7 +12,7 @@ from kconform.ci import cli
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.explore import run_explore
 from kconform.ci.options import ExploreOptions
-from kconform.conformance.lockstep import INVARIANT_VIOLATION
+from kconform.conformance.judge import INVARIANT_VIOLATION
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces.counterexample import MODEL_IMPLEMENTATION, read_counterexample
 from kconform.traces.operations import ModelAction

@@ -23,7 +23,7 @@ import os
 import networkx as nx
 import pytest
 
-from kconform.conformance.explore import ExploreResult, canonical, explore, replay
+from kconform.conformance.replication.explore import ExploreResult, canonical, explore, replay
 from kconform.model import replication as R
 from kconform.model.actions import SearchBounds, booted_state, successors
 from kconform.model.config import Protocol, ReplicationConfig

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kconform.conformance.lockstep import ALLOWED, NON_CONFORMANCE, Judge, judge_events
+from kconform.conformance.judge import ALLOWED, NON_CONFORMANCE
+from kconform.conformance.replication.lockstep import Judge, judge_events
 from kconform.conformance.runner import LockstepRun
 from kconform.impl import ReferenceCluster
 from kconform.model.config import ReplicationConfig

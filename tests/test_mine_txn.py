@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kconform.conformance.txn_scenarios import EPOCH_EXHAUSTION, SCENARIOS
+from kconform.conformance.txn.scenarios import EPOCH_EXHAUSTION, SCENARIOS
 from kconform.impl.mutants import config_for
 from kconform.impl.txn_cluster import TxnCluster
 from kconform.model.txn_config import TxnConfig

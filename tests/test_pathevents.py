@@ -1,6 +1,6 @@
 """Model search paths as events: the lockstep judge and the model search agree.
 
-Every event conformance.pathevents derives for a path is accepted by a fresh Judge, which ends in
+Every event conformance.replication.pathevents derives for a path is accepted by a fresh Judge, which ends in
 the very states the search computed; the counterexample file of each buggy ladder rung, read back
 and judged model-only, ends in the search's invariant violation at the search's depth.
 """
@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from kconform.conformance.explore import Found, canonical, explore
-from kconform.conformance.explore import replay as replay_path
-from kconform.conformance.lockstep import INVARIANT_VIOLATION, NON_CONFORMANCE, Judge
-from kconform.conformance.pathevents import (
+from kconform.conformance.judge import INVARIANT_VIOLATION, NON_CONFORMANCE
+from kconform.conformance.replication.explore import Found, canonical, explore
+from kconform.conformance.replication.explore import replay as replay_path
+from kconform.conformance.replication.lockstep import Judge
+from kconform.conformance.replication.pathevents import (
     PathStep,
     boot_events,
     path_counterexample,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kconform.conformance.explore import explore
-from kconform.conformance.pathevents import path_counterexample
+from kconform.conformance.replication.explore import explore
+from kconform.conformance.replication.pathevents import path_counterexample
+from kconform.conformance.replication.scenarios import FAST_FAILOVER
 from kconform.conformance.runner import LockstepRun
-from kconform.conformance.scenarios import FAST_FAILOVER
 from kconform.impl import ReferenceCluster
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces.counterexample import (

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kconform.conformance.lockstep import INVARIANT_VIOLATION, NON_CONFORMANCE
-from kconform.conformance.scenarios import FAST_FAILOVER, SCENARIOS, run_scenario
+from kconform.conformance.judge import INVARIANT_VIOLATION, NON_CONFORMANCE
+from kconform.conformance.replication.scenarios import FAST_FAILOVER, SCENARIOS
+from kconform.conformance.scenarios import run_scenario
 from kconform.impl import ReferenceCluster
 from kconform.model.config import Protocol, ReplicationConfig
 

@@ -15,7 +15,7 @@ from kconform.ci.gate import run_gate
 from kconform.ci.options import GateOptions
 from kconform.conformance.hunt import run_campaign
 from kconform.conformance.registry import for_config
-from kconform.conformance.txn_coverage import edge_counts, edge_key, reachable_edges, reachable_keys
+from kconform.conformance.txn.coverage import edge_counts, edge_key, reachable_edges, reachable_keys
 from kconform.model import txn_graph as tg
 from kconform.model.txn_config import TxnConfig
 from kconform.traces.counterexample import read_counterexample

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from kconform.conformance.lockstep import NON_CONFORMANCE
-from kconform.conformance.txn_lockstep import TxnJudge
+from kconform.conformance.judge import NON_CONFORMANCE
+from kconform.conformance.txn.lockstep import TxnJudge
 from kconform.impl.mutants import mutants_of
 from kconform.model import txn_graph as G
 from kconform.model import txn_invariants as I

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kconform.conformance.txn_lockstep import TxnJudge
+from kconform.conformance.txn.lockstep import TxnJudge
 from kconform.model import txn_invariants as I
 from kconform.model import txn_state as S
 from kconform.model.invariants import Violation

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kconform.conformance.scenarios import run_scenario
-from kconform.conformance.txn_scenarios import Scenario
+from kconform.conformance.txn.scenarios import Scenario
 from kconform.impl.txn_cluster import TxnCluster
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import events as ev

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from kconform.conformance.lockstep import ALLOWED, INVARIANT_VIOLATION, NON_CONFORMANCE, Finding
-from kconform.conformance.txn_lockstep import TxnJudge, judge_txn_events
+from kconform.conformance.judge import ALLOWED, INVARIANT_VIOLATION, NON_CONFORMANCE, Finding
+from kconform.conformance.txn.lockstep import TxnJudge, judge_txn_events
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import events as ev
 from kconform.traces import operations as ops

@@ -14,9 +14,9 @@ from rich.console import Console
 from kconform.ci.exitcodes import EXIT_PASS
 from kconform.ci.gate import PROGRAM_HEAD_LINES, PROGRAM_TAIL_LINES, _shown_program, run_gate
 from kconform.ci.options import GateOptions
-from kconform.conformance.lockstep import INVARIANT_VIOLATION, NON_CONFORMANCE
+from kconform.conformance.judge import INVARIANT_VIOLATION, NON_CONFORMANCE
 from kconform.conformance.runner import LockstepRun
-from kconform.conformance.txn_scenarios import EPOCH_EXHAUSTION, SCENARIOS, first_failing_scenario, run_scenario
+from kconform.conformance.txn.scenarios import EPOCH_EXHAUSTION, SCENARIOS, first_failing_scenario, run_scenario
 from kconform.impl import mutants as m
 from kconform.impl.txn_cluster import TxnCluster
 from kconform.model.config import ReplicationConfig

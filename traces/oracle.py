@@ -1,4 +1,4 @@
-"""The oracle: the lockstep model (conformance.lockstep.Judge) run over every trace of a corpus.
+"""The oracle: the lockstep model (conformance.replication.lockstep.Judge) run over every trace of a corpus.
 
 Single process, one trace at a time, every event judged from a fresh model: the reference the Spark
 miner is compared with. Per trace it reports the first failing finding (its position in the trace,

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kconform.conformance.adapter import Adapter, AdapterError
-from kconform.conformance.lockstep import Finding
+from kconform.conformance.judge import Finding
 from kconform.conformance.registry import for_config
 from kconform.conformance.runner import LockstepRun
 from kconform.model.config import ReplicationConfig

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from kconform.conformance.lockstep import Finding
+from kconform.conformance.judge import Finding
 from kconform.conformance.registry import for_config
 from kconform.conformance.runner import LockstepRun
 from kconform.model.config import ReplicationConfig

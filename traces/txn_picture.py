@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from kconform.conformance.txn_coverage import edge_counts
+from kconform.conformance.txn.coverage import edge_counts
 from kconform.model import txn_graph as tg
 
 _POS: dict[str, tuple[float, float]] = {

@@ -1,7 +1,7 @@
 """The exactly-once slice's random workload for corpus generation (traces.generate).
 
 Guarantees: the rules, their arguments and the swarm families are those of the gate's Hypothesis
-state machine (conformance.txn_machine, whose constants this module reads), drawn from one
+state machine (conformance.txn.machine, whose constants this module reads), drawn from one
 ``random.Random`` instead of Hypothesis: transactional producer instances with one transactional
 id, each new one fencing the older ones, which with "zombie" keep acting; an idempotent producer;
 sends, commits, aborts, SendOffsets and plain offset commits; read_committed and read_uncommitted
@@ -19,16 +19,8 @@ import random
 from collections import deque
 from collections.abc import Callable
 
-from kconform.conformance.txn_machine import (
-    CONSUMERS,
-    FAMILIES,
-    IDEMPOTENT_CLIENT,
-    OVERTAKE,
-    QUIESCE_MS,
-    RUN_MS,
-    STEP_MS,
-    TIMEOUT_MS,
-)
+from kconform.conformance.machine import RUN_MS, STEP_MS
+from kconform.conformance.txn.machine import CONSUMERS, FAMILIES, IDEMPOTENT_CLIENT, OVERTAKE, QUIESCE_MS, TIMEOUT_MS
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import operations as ops
 from kconform.traces.generate import SwarmWorkload
@@ -327,4 +319,4 @@ UNPLANTABLE: dict[str, str] = {
     ),
 }
 """The txn mutants a random trace of default size does not reliably show, and why (measured rates in
-docs/traces.md). They stay the gate's: its zoo (conformance.txn_scenarios) has a scenario for each."""
+docs/traces.md). They stay the gate's: its zoo (conformance.txn.scenarios) has a scenario for each."""

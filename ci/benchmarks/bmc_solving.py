@@ -1,6 +1,6 @@
 """Bounded model checking time per solving variant, side by side on the same searches (issue 5).
 
-conformance.bmc decides each length k either with one incremental solver (the prefix asserted once,
+conformance.replication.bmc decides each length k either with one incremental solver (the prefix asserted once,
 each length's goal under an assumption literal) or with a fresh solver per length behind z3's
 bit-vector preprocessing (``FRESH_TACTIC``), over every run or only over runs in partial-order
 normal form (``reduce``). The variants: ``incremental`` (the loop before issue 5's speed-up, all
@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kconform.ci.benchmarks.minimal import Bug
-from kconform.conformance.bmc import BmcResult, bmc
+from kconform.conformance.replication.bmc import BmcResult, bmc
 from kconform.model.actions import SearchBounds
 from kconform.model.config import Protocol, ReplicationConfig
 

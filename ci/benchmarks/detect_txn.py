@@ -1,5 +1,5 @@
 """Time to detect each exactly-once mutant: median and max over several seeds, with the gate's
-known-bug zoo (conformance/txn_scenarios.py) and with random search alone (conformance/txn_machine.py).
+known-bug zoo (conformance/txn/scenarios.py) and with random search alone (conformance/txn/machine.py).
 
 Run: ``python -m kconform.ci.benchmarks.detect_txn [--seeds 5] [--cap 60] [--mutant NAME ...]
 [--no-random]``. Each mutant runs with the gate's default exactly-once config updated by its

@@ -3,7 +3,7 @@
 Issue 5: "report the minimal length for each historic bug and compare with the Hypothesis-shrunk
 length (target: shrunk <= 1.2 x minimal)". What is compared, honestly: both sides run over the
 *same alphabet*, the atomic model actions of model.actions.successors, on the same configuration,
-bounds and invariant. BMC (conformance.bmc) gives the proven-minimal number of actions. Hypothesis
+bounds and invariant. BMC (conformance.replication.bmc) gives the proven-minimal number of actions. Hypothesis
 drives a RuleBasedStateMachine whose one rule draws action labels from a fixed list (every label a
 breadth-first search meets) until one is enabled in the current state, applies it, checks the
 invariant after every step, and shrinks the first failing run; the shrunk run's number of actions
@@ -30,8 +30,8 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 from rich.console import Console
 from rich.table import Table
 
-from kconform.conformance.bmc import bmc
-from kconform.conformance.explore import canonical
+from kconform.conformance.replication.bmc import bmc
+from kconform.conformance.replication.explore import canonical
 from kconform.model.actions import SearchBounds, booted_state, successors
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.model.invariants import check_state, check_step

@@ -1,6 +1,6 @@
 """Bounded model checking of the model with z3: proven-shortest counterexamples and induction.
 
-Issue 5. Over the SMT encoding of conformance.bmc_encoding (the atomic actions of model.actions,
+Issue 5. Over the SMT encoding of conformance.replication.bmc_encoding (the atomic actions of model.actions,
 same labels), ``bmc`` unrolls the transition relation from the booted cluster one step at a time
 (each length decided by its own solver behind z3's bit-vector preprocessing, or incrementally:
 ``SOLVING``) and asks z3 for a state (or step) that breaks one of the named
@@ -8,9 +8,9 @@ invariants. What it guarantees:
 
 - a run it returns has the minimal number of actions of any violating run within the bounds: every
   shorter length was proven UNSAT first (so it equals the depth breadth-first search finds);
-- the run is re-executed on the executable model (conformance.explore.replay) and the violation
+- the run is re-executed on the executable model (conformance.replication.explore.replay) and the violation
   re-checked there by model.invariants before it is returned, so it is a ``Found`` that
-  conformance.pathevents turns into the suite's ordinary counterexample file; a disagreement
+  conformance.replication.pathevents turns into the suite's ordinary counterexample file; a disagreement
   raises EncodingDisagreement (a bug in kconform, never a verdict);
 - "none up to K" means no run of at most K actions violates the invariants (a proof for the
   bounded system, not a sample).
@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 import z3  # type: ignore[import-untyped]
 
-from kconform.conformance import bmc_encoding as enc
-from kconform.conformance.explore import Found, canonical, replay
+from kconform.conformance.replication import bmc_encoding as enc
+from kconform.conformance.replication.explore import Found, canonical, replay
 from kconform.model.actions import SearchBounds, booted_state, successors
 from kconform.model.config import ReplicationConfig
 from kconform.model.invariants import INVARIANTS, Violation, check_state, check_step
@@ -341,7 +341,7 @@ def inductive(
     cfg: ReplicationConfig, bounds: SearchBounds, invariant: str, strengthening: Sequence[str] = (), slots: int = 4
 ) -> InductionResult:
     """Is invariant ∧ strengthening preserved by one step from every well-formed bounded state
-    (conformance.bmc_encoding.well_formed, partition epochs < ``slots``) that satisfies it?
+    (conformance.replication.bmc_encoding.well_formed, partition epochs < ``slots``) that satisfies it?
 
     The bounded system is the model with ``max_partition_epoch`` = ``slots`` - 1 (and the bounds'
     records and leader epochs), so "inductive" is a proof for every state of that bounded system,
@@ -419,7 +419,7 @@ def commute_lemma(cfg: ReplicationConfig, bounds: SearchBounds, slots: int = 4) 
 
 
 def well_formed_is_inductive(cfg: ReplicationConfig, bounds: SearchBounds, slots: int = 4) -> str | None:
-    """None when every action keeps conformance.bmc_encoding.well_formed; else the action breaking it."""
+    """None when every action keeps conformance.replication.bmc_encoding.well_formed; else the action breaking it."""
     cap = slots - 1 if bounds.max_partition_epoch is None else min(slots - 1, bounds.max_partition_epoch)
     d = enc.Dims(cfg.replicas, bounds.max_records, bounds.max_leader_epoch, slots, cap)
     pre, post = enc.variables(d, "pre"), enc.variables(d, "post")

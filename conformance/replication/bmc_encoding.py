@@ -10,7 +10,7 @@ successors() offers the label (its handlers allow it, it changes the state, the 
 the search bounds) and the successor vector.
 
 The state vector (``Vector``: names → ints / bools) is the canonical state of the search
-(conformance.explore.canonical) projected onto what these actions can change or read; ``project``
+(conformance.replication.explore.canonical) projected onto what these actions can change or read; ``project``
 computes it from a State and refuses states outside the encoded alphabet (a crashed broker, an
 AlterPartition in flight, ...). Choices, each exact for the states the actions reach:
 

@@ -1,21 +1,14 @@
-"""Handler-outcome coverage: which (event kind, outcome) pairs a campaign exercised, out of those
-the model can produce for its configuration (a guard against vacuous passes).
+"""Handler-outcome coverage of the replication slice: which keys (conformance.coverage) the model can
+produce for a configuration (the denominator of the gate's coverage figure).
 
-A **coverage key** names an event kind and the field that discriminates its outcome:
-
-- ``*_applied`` events with an ``outcome`` string: ``metadata_applied:become_leader``,
-  ``fetch_applied:diverged``, ``epoch_query_applied:retry``, ...;
-- events with an error code: the code's name, ``produce_completed:REQUEST_TIMED_OUT``,
-  ``fetch_handled:FENCED_LEADER_EPOCH``; a Fetch answered with a diverging epoch (error NONE, no
-  records) is ``fetch_handled:diverging``;
-- every other event: its kind alone (``clock_advanced``, ``broker_crashed``, ...).
-
-The judge counts the keys of the events it accepted (conformance.lockstep.Judge.covered). What is
-**reachable** is computed from the model: a bounded breadth-first search (conformance.explore)
+Keys are conformance.coverage's ``kind:outcome`` / ``kind:ERROR`` / ``kind``, plus
+``fetch_handled:diverging`` for a Fetch answered with a diverging epoch (error NONE, no records).
+The judge counts the keys of the events it accepted (conformance.replication.lockstep.Judge). What is
+**reachable** is computed from the model: a bounded breadth-first search (conformance.replication.explore)
 from the booted cluster; in every explored state every handler call worth trying (the search's
 enabled actions, and the calls it skips because they change nothing, such as a Fetch answered
 with an error or a metadata record ignored) is re-run as the events an implementation would
-report (conformance.pathevents.action_events). Added to it is ``STATIC_REACHABLE``: keys the
+report (conformance.replication.pathevents.action_events). Added to it is ``STATIC_REACHABLE``: keys the
 search's atomic actions cannot produce but the model judges and Kafka does (late responses,
 consumers). The result is a lower bound of what the model allows: a key a campaign covers outside
 it is shown as not reachable, which says the bounded search missed it.
@@ -26,8 +19,8 @@ from __future__ import annotations
 import dataclasses
 import gc
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from kconform.conformance.coverage import outcome_key
 from kconform.model.actions import SearchBounds, successors
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.model.replication import NotEnabled
@@ -48,17 +41,11 @@ REACH_MAX_STATES = 3_000
 
 
 def coverage_key(event: ev.Event) -> str:
-    """The coverage key of ``event``: ``kind:outcome``, ``kind:ERROR_NAME``, or ``kind``."""
-    kind = event.kind
+    """The coverage key of ``event`` (conformance.coverage.outcome_key), except that a Fetch
+    answered with a diverging epoch (error NONE, no records) is ``fetch_handled:diverging``."""
     if isinstance(event, ev.FetchHandled) and event.error == ev.NONE and event.diverging_epoch >= 0:
-        return f"{kind}:diverging"
-    outcome = getattr(event, "outcome", None)
-    if isinstance(outcome, str):
-        return f"{kind}:{outcome}"
-    error = getattr(event, "error", None)
-    if isinstance(error, int) and not isinstance(error, bool):
-        return f"{kind}:{ev.ERRORS.get(error, str(error))}"
-    return kind
+        return f"{event.kind}:diverging"
+    return outcome_key(event)
 
 
 _ANY_PROTOCOL = tuple(Protocol)
@@ -113,8 +100,8 @@ def searched_keys(
 ) -> frozenset[str]:
     """The keys of every event the bounded search produces: the boot events, then every handler
     call worth trying (``_probes``) in every state the breadth-first search explores."""
-    from kconform.conformance.explore import explore  # here: the judge imports this module
-    from kconform.conformance.pathevents import action_events, boot_events
+    from kconform.conformance.replication.explore import explore  # here: the judge imports this module
+    from kconform.conformance.replication.pathevents import action_events, boot_events
 
     result = explore(cfg, bounds, stop_at_first=False, max_states=max_states, keep_graph=True)
     assert result.graph is not None
@@ -176,38 +163,3 @@ def _keys(events: Iterable[ev.Event]) -> Iterable[str]:
 
 
 __all__ = ["REACH_BOUNDS", "STATIC_REACHABLE", "coverage_key", "reachable_keys", "search_config", "searched_keys"]
-
-
-@dataclass(frozen=True)
-class Coverage:
-    """Handler-outcome coverage of a campaign (conformance.coverage): counts of the accepted
-    events' keys, the keys the model can produce for the configuration, and what is missing."""
-
-    covered: dict[str, int]
-    reachable: frozenset[str]
-
-    @property
-    def missing(self) -> list[str]:
-        return sorted(k for k in self.reachable if self.covered.get(k, 0) == 0)
-
-    @property
-    def hit(self) -> int:
-        return len(self.reachable) - len(self.missing)
-
-    @property
-    def percent(self) -> float:
-        return 100.0 * self.hit / len(self.reachable) if self.reachable else 100.0
-
-    def line(self) -> str:
-        return f"covered {self.hit} of {len(self.reachable)} reachable ({self.percent:.1f} %)"
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "covered": dict(sorted(self.covered.items())),
-            "reachable": sorted(self.reachable),
-            "missing": self.missing,
-            "unexpected": sorted(k for k in self.covered if k not in self.reachable),
-            "covered_reachable": self.hit,
-            "reachable_count": len(self.reachable),
-            "percent": round(self.percent, 2),
-        }

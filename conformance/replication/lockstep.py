@@ -26,6 +26,7 @@ from kconform.conformance.judge import (
 )
 from kconform.conformance.judge import Mismatch as _Mismatch
 from kconform.conformance.judge import compare as _compare
+from kconform.conformance.replication.coverage import coverage_key
 from kconform.model import invariants, replication
 from kconform.model.config import ReplicationConfig
 from kconform.model.replication import (
@@ -83,6 +84,9 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             ev.AlterPartitionApplied: self._alter_partition_applied,
             ev.ConsumerFetchHandled: self._consumer_fetch_handled,
         }
+
+    def coverage_key(self, event: ev.Event) -> str:
+        return coverage_key(event)
 
     def unchanged(self, pre: State, post: State) -> bool:
         """The invariants read only the replicas, the controller and the ghost: when these are the

@@ -2,7 +2,7 @@
 
 model.actions composes handlers into atomic actions and keeps only the resulting state (the
 search's hot path stays as it is: nothing here runs while exploring). Given a path of action labels
-(conformance.explore), this module re-runs it from the booted cluster one handler call at a time
+(conformance.replication.explore), this module re-runs it from the booted cluster one handler call at a time
 and reports each call as the event of traces.events an implementation would report for it:
 
 - ``fence(b)`` / ``unfence(b)`` / ``move_leader(b)``: BrokerFenced / BrokerUnfenced / LeaderMoved;
@@ -30,8 +30,8 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kconform.conformance.explore import Found, canonical
-from kconform.conformance.lockstep import INVARIANT_VIOLATION
+from kconform.conformance.judge import INVARIANT_VIOLATION
+from kconform.conformance.replication.explore import Found, canonical
 from kconform.model import replication as rp
 from kconform.model.actions import SearchBounds, booted_state, successors
 from kconform.model.config import ReplicationConfig

@@ -1,22 +1,24 @@
-"""The known-bug zoo: fixed operation sequences that steer a cluster into historically dangerous
-interleavings, named after the bug they reproduce (CCF-style scenario files; prior-art §7).
+"""The replication slice's known-bug zoo: fixed operation sequences that steer a cluster into
+historically dangerous interleavings, named after the bug they reproduce (CCF-style scenario files;
+prior-art §7).
 
 Random search reaches most bugs within seconds; some need a long, precise shape (a leader that
 misses a write, a fast failover and back). The gate runs every scenario before its random
-campaign, as ordinary lockstep runs judged by the same model: a scenario encodes a situation,
-never an expected verdict, so it passes on a correct implementation and fails on a buggy one.
+campaign (conformance.scenarios runs them), as ordinary lockstep runs judged by the same model: a
+scenario encodes a situation, never an expected verdict, so it passes on a correct implementation
+and fails on a buggy one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from kconform.conformance.adapter import Adapter
 from kconform.conformance.runner import LockstepRun
+from kconform.conformance.scenarios import first_failing_run
+from kconform.conformance.scenarios import run_scenario as run_scenario  # one run loop for every slice
 from kconform.model.config import ReplicationConfig
-from kconform.model.configs import AnyConfig
 from kconform.traces import operations as o
 
 
@@ -83,41 +85,6 @@ REJOIN_BEFORE_EPOCH_START = Scenario(
 )
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in (FAST_FAILOVER, REJOIN_BEFORE_EPOCH_START)}
-
-
-class HasOps(Protocol):
-    """Any slice's scenario: what the run needs of it is its operations."""
-
-    @property
-    def ops(self) -> tuple[o.Operation, ...]: ...
-
-
-def run_scenario(
-    adapter: Adapter, scenario: HasOps, cfg: AnyConfig, mutants: frozenset[str], seed: int = 0
-) -> LockstepRun:
-    """One lockstep run of ``scenario`` (of any slice); it stops at the first failing finding."""
-    run = LockstepRun(adapter, cfg, seed, mutants)
-    run.boot()
-    for op in scenario.ops:
-        if run.failed:
-            break
-        run.apply(op)
-    return run
-
-
-def first_failing_run(
-    adapter_factory: Callable[[], Adapter], cfg: AnyConfig, mutants: frozenset[str], scenarios: Iterable[HasOps]
-) -> LockstepRun | None:
-    """Run ``scenarios`` in order, each on a fresh adapter; the first failing run, or None."""
-    for scenario in scenarios:
-        adapter = adapter_factory()
-        try:
-            run = run_scenario(adapter, scenario, cfg, mutants)
-        finally:
-            adapter.close()
-        if run.failed:
-            return run
-    return None
 
 
 def first_failing_scenario(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from kconform.conformance import bmc, explore
-from kconform.conformance.coverage import reachable_keys
-from kconform.conformance.lockstep import Judge
-from kconform.conformance.machine import FAMILIES, make_machine
-from kconform.conformance.scenarios import SCENARIOS, first_failing_scenario
+from kconform.conformance.replication import bmc, explore
+from kconform.conformance.replication.coverage import reachable_keys
+from kconform.conformance.replication.lockstep import Judge
+from kconform.conformance.replication.machine import FAMILIES, make_machine
+from kconform.conformance.replication.scenarios import SCENARIOS, first_failing_scenario
 from kconform.conformance.slice import Slice
 from kconform.impl.cluster import ReferenceCluster
 from kconform.impl.mutants import mutants_of

@@ -23,7 +23,7 @@ from kconform.conformance.judge import (
     LockstepJudge,
 )
 from kconform.conformance.judge import compare as _compare
-from kconform.conformance.txn_coverage import edge_key
+from kconform.conformance.txn.coverage import edge_key
 from kconform.model import txn_invariants as I
 from kconform.model import txn_state as S
 from kconform.model.coordinator import NotEnabled

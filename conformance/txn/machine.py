@@ -1,10 +1,11 @@
 """The Hypothesis stateful test of the exactly-once slice: producers, zombies, consumers, offsets,
 coordinator failover, network faults and time, judged in lockstep.
 
-Same contract as conformance.machine (the replication machine): each rule is one operation; after
-each operation every event it caused has been judged; the first failing finding fails the example
-and Hypothesis shrinks the operation list; a crashed or hung implementation aborts the campaign
-(HarnessAbort) instead of being shrunk.
+The shared swarm machine (conformance.machine: boot, families, network and clock rules, teardown)
+plus the exactly-once slice's rules: each rule is one operation; after each operation every event
+it caused has been judged; the first failing finding fails the example and Hypothesis shrinks the
+operation list; a crashed or hung implementation aborts the campaign (HarnessAbort) instead of
+being shrunk.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hypothesis import strategies as st
-from hypothesis import target
-from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from kconform.conformance.adapter import Adapter
-from kconform.conformance.machine import RunLog, judged_step
+from kconform.conformance.machine import RUN_MS, RunLog, Swarm, swarm_machine
 from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import operations as ops
@@ -33,8 +33,6 @@ read from offset 0 likely after aborts and commits happened (the aborted-read ch
 OVERTAKE = (1, 2, 3, 6)
 """How many messages an ``overtake`` delivers behind the head of the queue (the delayed request,
 marker or EndTxn of the historic bugs: KAFKA-17754, KIP-890's late produce, a zombie's batch)."""
-STEP_MS = (100, 500, 1_000)
-RUN_MS = (300, 1_000, 3_000)
 TIMEOUT_MS = (10_000, 61_000)
 """Clock jumps past the abort-check interval and the producers' transaction.timeout.ms (60 s)."""
 QUIESCE_MS = 200_000
@@ -56,6 +54,12 @@ clock steps are always on; "zombie" lets older instances keep acting after being
 "liveness" adds Quiesce (deliver everything, then every transaction must have ended)."""
 
 
+def _distinct_outcomes(run: LockstepRun) -> float:
+    """How many distinct handler outcomes (and coordinator transitions) one run covered: targeted
+    search toward runs that exercise much of the coordinator's state machine."""
+    return float(len(run.judge.covered))
+
+
 def make_txn_machine(
     adapter_factory: Callable[[], Adapter],
     cfg: TxnConfig,
@@ -70,27 +74,26 @@ def make_txn_machine(
     """Which instance acts: 0 the newest, 1 the one before (a zombie once fenced), ..."""
     txn_id = cfg.transactional_ids[0]
     brokers = st.integers(0, cfg.brokers - 1)
+    swarm = Swarm(
+        families=FAMILIES,
+        nodes=brokers,
+        settle=(3, 30),
+        jump_family="timeouts",
+        jumps=TIMEOUT_MS,
+        target_label="distinct handler outcomes in one run",
+        score=_distinct_outcomes,
+    )
+    base = swarm_machine(adapter_factory, cfg, mutants, log, clock, swarm, adapter_timeout_s)
 
-    class TxnMachine(RuleBasedStateMachine):
+    class TxnMachine(base):  # type: ignore[valid-type,misc]
         def __init__(self) -> None:
             super().__init__()
-            self.adapter = adapter_factory()
-            self.run: LockstepRun | None = None
-            self.families: frozenset[str] = frozenset()
             self.started: set[int] = set()
             self.instances = 1
 
-        @initialize(seed=st.integers(0, 2**16), families=st.sets(st.sampled_from(FAMILIES)))
-        def boot(self, seed: int, families: set[str]) -> None:
-            self.families = frozenset(families)
-            self.run = LockstepRun(self.adapter, cfg, seed, mutants, timeout_s=adapter_timeout_s)
-            judged_step(self.run, None, log, clock)
+        def after_boot(self) -> None:
             self._do(ops.InitProducer(client=0, txn_id=txn_id))
             self._do(ops.Run(ms=RUN_MS[0]))
-
-        def _do(self, op: ops.Operation) -> None:
-            assert self.run is not None
-            judged_step(self.run, op, log, clock)
 
         # Producers --------------------------------------------------------------------------
 
@@ -163,28 +166,6 @@ def make_txn_machine(
         def move_coordinator(self, broker: int) -> None:
             self._do(ops.MoveCoordinator(txn_id=txn_id, broker=broker))
 
-        @rule(ms=st.sampled_from(RUN_MS))
-        def run_healthy(self, ms: int) -> None:
-            self._do(ops.Run(ms=ms))
-
-        @rule(ms=st.sampled_from(STEP_MS))
-        def tick(self, ms: int) -> None:
-            self._do(ops.Advance(ms=ms))
-
-        @rule(node=brokers)
-        def deliver_to(self, node: int) -> None:
-            self._do(ops.DeliverTo(node=node))
-
-        @precondition(lambda self: "timeouts" in self.families)
-        @rule(ms=st.sampled_from(TIMEOUT_MS))
-        def advance(self, ms: int) -> None:
-            self._do(ops.Advance(ms=ms))
-
-        @precondition(lambda self: "scheduling" in self.families)
-        @rule(index=st.integers(0, 16))
-        def deliver(self, index: int) -> None:
-            self._do(ops.Deliver(index=index))
-
         @precondition(lambda self: "scheduling" in self.families)
         @rule(count=st.sampled_from(OVERTAKE))
         def overtake(self, count: int) -> None:
@@ -193,31 +174,10 @@ def make_txn_machine(
             for _ in range(count):
                 self._do(ops.Deliver(index=1))
 
-        @precondition(lambda self: "scheduling" in self.families)
-        @rule(max_messages=st.sampled_from([3, 30]))
-        def settle(self, max_messages: int) -> None:
-            self._do(ops.Settle(max_messages=max_messages))
-
-        @precondition(lambda self: "message-faults" in self.families)
-        @rule(index=st.integers(0, 16))
-        def drop(self, index: int) -> None:
-            self._do(ops.Drop(index=index))
-
-        @precondition(lambda self: "message-faults" in self.families)
-        @rule(index=st.integers(0, 16))
-        def duplicate(self, index: int) -> None:
-            self._do(ops.Duplicate(index=index))
-
         @precondition(lambda self: "liveness" in self.families)
         @rule()
         def quiesce(self) -> None:
             self._do(ops.Quiesce(max_ms=QUIESCE_MS))
-
-        def teardown(self) -> None:
-            if self.run is not None:
-                log.absorb(self.run)
-                target(float(len(self.run.judge.covered)), label="distinct handler outcomes in one run")
-            self.adapter.close()
 
     TxnMachine.__name__ = "TxnMachine"
     return TxnMachine

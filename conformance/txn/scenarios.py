@@ -1,7 +1,7 @@
 """The exactly-once known-bug zoo: fixed operation sequences that steer the cluster into the
 interleavings behind historic exactly-once bugs, each named after the bug it reproduces.
 
-Same contract as the replication zoo (conformance/scenarios.py): a scenario encodes a situation,
+Same contract as the replication zoo (conformance/replication/scenarios.py): a scenario encodes a situation,
 never an expected verdict. It runs as an ordinary lockstep run judged by the model, so it passes
 on a correct implementation (the reference, TV0 and TV2, verification on and off) and fails
 wherever the implementation breaks the rule the situation exercises. The gate runs every

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from kconform.conformance.slice import CoverageArtifact, Slice
-from kconform.conformance.txn_coverage import reachable_keys
-from kconform.conformance.txn_lockstep import TxnJudge
-from kconform.conformance.txn_machine import FAMILIES, make_txn_machine
-from kconform.conformance.txn_scenarios import SCENARIOS, first_failing_scenario
+from kconform.conformance.txn.coverage import reachable_keys
+from kconform.conformance.txn.lockstep import TxnJudge
+from kconform.conformance.txn.machine import FAMILIES, make_txn_machine
+from kconform.conformance.txn.scenarios import SCENARIOS, first_failing_scenario
 from kconform.impl.mutants import mutants_of
 from kconform.impl.txn_cluster import TxnCluster
 from kconform.model import txn_invariants

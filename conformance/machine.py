@@ -1,0 +1,225 @@
+"""The Hypothesis state machine's shared part: a run per example, judged step by step, with swarm
+families and targeting; every slice's machine is this base plus its own rules.
+
+``swarm_machine`` builds the base RuleBasedStateMachine class for one slice, configuration and set
+of mutants: each example boots a fresh adapter and a LockstepRun (``judged_step``), switches a
+random subset of the slice's rule families on (swarm testing, Groce et al. 2012), and carries the
+network and clock rules every slice shares (deliver, drop, duplicate, settle, run, tick, clock
+jumps). A slice's machine subclasses it with its client and fault rules. Each rule is one
+operation; after each operation every event it caused has been judged (conformance of each
+handler, then every invariant). The first failing finding fails the example, Hypothesis shrinks the
+operation list, and the last failing run is kept so the caller can write it as a counterexample
+file. At teardown the run's counts go to the RunLog and its score to Hypothesis' ``target``
+(targeted property-based testing, Löscher & Sagonas 2017).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis import target
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from kconform.conformance.adapter import Adapter, AdapterError
+from kconform.conformance.judge import Finding
+from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun
+from kconform.traces import operations as ops
+
+STEP_MS = (100, 500, 1_000)
+"""Small clock steps: fetcher backoffs, checkpoints and metadata refreshes fire; always on."""
+RUN_MS = (300, 1_000, 3_000)
+"""Healthy-network stretches: every message delivered, timers firing; progress in one step."""
+MESSAGE_INDEX = st.integers(0, 16)
+"""The message in flight a Deliver / Drop / Duplicate addresses (modulo the queue length)."""
+
+
+class HarnessAbort(BaseException):
+    """Carries an AdapterError out of Hypothesis without being shrunk: a crashed or hung
+    implementation is a harness error to report at once, not a property failure to minimise
+    (Hypothesis only catches Exception)."""
+
+    def __init__(self, error: AdapterError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class ConformanceFailure(AssertionError):
+    """A lockstep run found non-conformance or an invariant violation."""
+
+    def __init__(self, finding: Finding, step: int) -> None:
+        super().__init__(f"[{finding.verdict}] {finding.name} at step {step}: {finding.message}")
+        self.finding = finding
+        self.step = step
+
+
+@dataclass
+class RunLog:
+    """What the machine's runs leave behind for the gate: counts and the last failing run."""
+
+    runs: int = 0
+    steps: int = 0
+    last_failure: LockstepRun | None = None
+    all_runs_checks: dict[str, int] = field(default_factory=dict)
+    violations: dict[str, int] = field(default_factory=dict)
+    allowed: dict[str, int] = field(default_factory=dict)
+    actions: dict[str, int] = field(default_factory=dict)
+    covered: dict[str, int] = field(default_factory=dict)
+    """Coverage keys (conformance.coverage) of the events the judge accepted, over all runs."""
+    seconds_to_first_failure: float | None = None
+    started: float = 0.0
+    """Clock reading when the campaign began; detection time is measured from it."""
+
+    def absorb(self, run: LockstepRun) -> None:
+        self.runs += 1
+        self.steps += len(run.steps)
+        for name, n in run.judge.checks.items():
+            self.all_runs_checks[name] = self.all_runs_checks.get(name, 0) + n
+        for name, n in run.judge.violations.items():
+            self.violations[name] = self.violations.get(name, 0) + n
+        for name, n in run.judge.allowed.items():
+            self.allowed[name] = self.allowed.get(name, 0) + n
+        for name, n in run.judge.actions.items():
+            self.actions[name] = self.actions.get(name, 0) + n
+        for key, n in run.judge.covered.items():
+            self.covered[key] = self.covered.get(key, 0) + n
+
+
+def judged_step(run: LockstepRun, op: ops.Operation | None, log: RunLog, clock: Callable[[], float]) -> None:
+    """Boot ``run`` (``op`` None) or apply ``op`` to it, as one step of a state machine of any slice.
+    An adapter error becomes HarnessAbort (reported at once, never shrunk); a failing finding is
+    kept in ``log`` (with the time to the first one) and raised as ConformanceFailure for
+    Hypothesis to shrink."""
+    try:
+        if op is None:
+            run.boot()
+        else:
+            run.apply(op)
+    except AdapterError as exc:
+        raise HarnessAbort(exc) from exc
+    if run.failure is not None:
+        log.last_failure = run
+        if log.seconds_to_first_failure is None:
+            log.seconds_to_first_failure = clock() - log.started
+        assert run.failing_step is not None
+        raise ConformanceFailure(run.failure, run.failing_step)
+
+
+@dataclass(frozen=True)
+class Swarm:
+    """A slice's shape of the shared rules: its rule families, the nodes ``deliver_to`` picks
+    (-1: the controller), the batch sizes ``settle`` delivers, which family enables the long clock
+    jumps and how long they are, and the score each run is targeted at."""
+
+    families: tuple[str, ...]
+    nodes: st.SearchStrategy[int]
+    settle: tuple[int, ...]
+    jump_family: str
+    jumps: tuple[int, ...]
+    target_label: str
+    score: Callable[[LockstepRun], float]
+
+
+class SliceMachine(RuleBasedStateMachine):
+    """The type of the base class ``swarm_machine`` builds (its attributes, for the slices' rules)."""
+
+    run: LockstepRun | None
+    families: frozenset[str]
+
+    def _do(self, op: ops.Operation) -> None:
+        raise NotImplementedError
+
+    def after_boot(self) -> None:
+        """Operations every run of the slice starts with, after the boot step."""
+
+
+def swarm_machine(
+    adapter_factory: Callable[[], Adapter],
+    cfg: Any,
+    mutants: frozenset[str],
+    log: RunLog,
+    clock: Callable[[], float],
+    swarm: Swarm,
+    adapter_timeout_s: float = ADAPTER_TIMEOUT_S,
+) -> type[SliceMachine]:
+    """The base state machine class of a slice: boot, swarm families, the shared network and clock
+    rules, teardown with the run's counts and target score. Hypothesis collects the rules of a
+    subclass and of this base alike (by name)."""
+
+    class SwarmMachine(SliceMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.adapter = adapter_factory()
+            self.run = None
+            self.families = frozenset()
+
+        @initialize(seed=st.integers(0, 2**16), families=st.sets(st.sampled_from(swarm.families)))
+        def boot(self, seed: int, families: set[str]) -> None:
+            self.families = frozenset(families)
+            self.run = LockstepRun(self.adapter, cfg, seed, mutants, timeout_s=adapter_timeout_s)
+            judged_step(self.run, None, log, clock)
+            self.after_boot()
+
+        def _do(self, op: ops.Operation) -> None:
+            assert self.run is not None
+            judged_step(self.run, op, log, clock)
+
+        @rule(ms=st.sampled_from(RUN_MS))
+        def run_healthy(self, ms: int) -> None:
+            self._do(ops.Run(ms=ms))
+
+        @rule(ms=st.sampled_from(STEP_MS))
+        def tick(self, ms: int) -> None:
+            self._do(ops.Advance(ms=ms))
+
+        @rule(node=swarm.nodes)
+        def deliver_to(self, node: int) -> None:
+            self._do(ops.DeliverTo(node=node))
+
+        @precondition(lambda self: swarm.jump_family in self.families)
+        @rule(ms=st.sampled_from(swarm.jumps))
+        def advance(self, ms: int) -> None:
+            self._do(ops.Advance(ms=ms))
+
+        @precondition(lambda self: "scheduling" in self.families)
+        @rule(max_messages=st.sampled_from(swarm.settle))
+        def settle(self, max_messages: int) -> None:
+            self._do(ops.Settle(max_messages=max_messages))
+
+        @precondition(lambda self: "scheduling" in self.families)
+        @rule(index=MESSAGE_INDEX)
+        def deliver(self, index: int) -> None:
+            self._do(ops.Deliver(index=index))
+
+        @precondition(lambda self: "message-faults" in self.families)
+        @rule(index=MESSAGE_INDEX)
+        def drop(self, index: int) -> None:
+            self._do(ops.Drop(index=index))
+
+        @precondition(lambda self: "message-faults" in self.families)
+        @rule(index=MESSAGE_INDEX)
+        def duplicate(self, index: int) -> None:
+            self._do(ops.Duplicate(index=index))
+
+        def teardown(self) -> None:
+            if self.run is not None:
+                log.absorb(self.run)
+                target(swarm.score(self.run), label=swarm.target_label)
+            self.adapter.close()
+
+    return SwarmMachine
+
+
+__all__ = [
+    "RUN_MS",
+    "STEP_MS",
+    "ConformanceFailure",
+    "HarnessAbort",
+    "RunLog",
+    "SliceMachine",
+    "Swarm",
+    "judged_step",
+    "swarm_machine",
+]

@@ -1,0 +1,58 @@
+"""The known-bug zoo's shared runner: fixed operation sequences, run as ordinary lockstep runs.
+
+Each slice has a zoo (conformance/replication/scenarios.py, conformance/txn/scenarios.py):
+operation sequences that steer a cluster into historically dangerous interleavings, each named
+after the bug it is about (CCF-style scenario files; prior-art §7). Random search reaches most
+bugs within seconds; some need a long, precise shape. The gate runs a slice's zoo before its
+random campaign (Slice.first_failing_scenario), judged by the same model: a scenario encodes a
+situation, never an expected verdict, so it passes on a correct implementation and fails on a
+buggy one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Protocol
+
+from kconform.conformance.adapter import Adapter
+from kconform.conformance.runner import LockstepRun
+from kconform.model.configs import AnyConfig
+from kconform.traces import operations as o
+
+
+class HasOps(Protocol):
+    """Any slice's scenario: what the run needs of it is its operations."""
+
+    @property
+    def ops(self) -> tuple[o.Operation, ...]: ...
+
+
+def run_scenario(
+    adapter: Adapter, scenario: HasOps, cfg: AnyConfig, mutants: frozenset[str], seed: int = 0
+) -> LockstepRun:
+    """One lockstep run of ``scenario`` (of any slice); it stops at the first failing finding."""
+    run = LockstepRun(adapter, cfg, seed, mutants)
+    run.boot()
+    for op in scenario.ops:
+        if run.failed:
+            break
+        run.apply(op)
+    return run
+
+
+def first_failing_run(
+    adapter_factory: Callable[[], Adapter], cfg: AnyConfig, mutants: frozenset[str], scenarios: Iterable[HasOps]
+) -> LockstepRun | None:
+    """Run ``scenarios`` in order, each on a fresh adapter; the first failing run, or None."""
+    for scenario in scenarios:
+        adapter = adapter_factory()
+        try:
+            run = run_scenario(adapter, scenario, cfg, mutants)
+        finally:
+            adapter.close()
+        if run.failed:
+            return run
+    return None
+
+
+__all__ = ["HasOps", "first_failing_run", "run_scenario"]
