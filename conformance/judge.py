@@ -71,6 +71,17 @@ def compare(claimed: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
         raise Mismatch(diffs)
 
 
+def compare_fields(claimed: object, expected: object, fields: Sequence[str]) -> None:
+    """``compare`` of the same-named ``fields`` of an event and of the model's outcome."""
+    diffs = [
+        f"{k}: implementation says {getattr(claimed, k)!r}, model says {getattr(expected, k)!r}"
+        for k in fields
+        if getattr(claimed, k) != getattr(expected, k)
+    ]
+    if diffs:
+        raise Mismatch(diffs)
+
+
 class Violation(Protocol):
     """What a slice's invariant check reports (model.invariants.Violation, model.txn_invariants')."""
 
@@ -250,5 +261,6 @@ __all__ = [
     "LockstepJudge",
     "Mismatch",
     "compare",
+    "compare_fields",
     "own_request",
 ]

@@ -1,6 +1,6 @@
 """Atomic search actions over one partition, composed from the handlers in model.replication.
 
-A model checker explores every interleaving of these actions (conformance.explore). Each action
+A model checker explores every interleaving of these actions (conformance.replication.explore). Each action
 runs one handler, or one request/handler/response round trip as a single atomic step, exactly as
 model.replication defines them; nothing here changes a handler's semantics. An action is offered
 only when its handlers allow it (``NotEnabled`` means "not enabled here") and only when it

@@ -22,6 +22,7 @@ from kconform.conformance.judge import (
     NON_CONFORMANCE,
     Finding,
     LockstepJudge,
+    compare_fields,
     own_request,
 )
 from kconform.conformance.judge import Mismatch as _Mismatch
@@ -164,10 +165,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         rec = PartitionRecord(e.leader, e.leader_epoch, _sorted(e.isr), e.partition_epoch)
         s, out = replication.apply_metadata(self.state, self.cfg, e.node, rec)
         self._after = s
-        _compare(
-            {"outcome": e.outcome, "truncated_to": e.truncated_to, "hw": e.hw},
-            {"outcome": out.outcome, "truncated_to": out.truncated_to, "hw": out.hw},
-        )
+        compare_fields(e, out, ("outcome", "truncated_to", "hw"))
         return s
 
     # ------------------------------------------------------------------------------------------
@@ -176,19 +174,13 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
     def _produce_handled(self, e: ev.ProduceHandled) -> State:
         s, out = replication.produce(self.state, self.cfg, e.node, e.req, e.rid, e.acks)
         self._after = s
-        _compare(
-            {"error": e.error, "offset": e.offset, "epoch": e.epoch, "hw": e.hw},
-            {"error": out.error, "offset": out.offset, "epoch": out.epoch, "hw": out.hw},
-        )
+        compare_fields(e, out, ("error", "offset", "epoch", "hw"))
         return s
 
     def _consumer_fetch_handled(self, e: ev.ConsumerFetchHandled) -> State:
         s, out = replication.consumer_fetch(self.state, self.cfg, e.node, e.fetch_offset, e.current_leader_epoch)
         self._after = s
-        _compare(
-            {"error": e.error, "entries": e.entries, "hw": e.hw},
-            {"error": out.error, "entries": out.entries, "hw": out.hw},
-        )
+        compare_fields(e, out, ("error", "entries", "hw"))
         return s
 
     # ------------------------------------------------------------------------------------------
@@ -196,22 +188,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
 
     def _fetch_sent(self, e: ev.FetchSent) -> State:
         q = replication.fetch_request(self.state, self.cfg, e.node)
-        _compare(
-            {
-                "leader": e.leader,
-                "fetch_offset": e.fetch_offset,
-                "last_fetched_epoch": e.last_fetched_epoch,
-                "current_leader_epoch": e.current_leader_epoch,
-                "follower_epoch": e.follower_epoch,
-            },
-            {
-                "leader": q.leader,
-                "fetch_offset": q.fetch_offset,
-                "last_fetched_epoch": q.last_fetched_epoch,
-                "current_leader_epoch": q.current_leader_epoch,
-                "follower_epoch": q.follower_epoch,
-            },
-        )
+        compare_fields(e, q, ("leader", "fetch_offset", "last_fetched_epoch", "current_leader_epoch", "follower_epoch"))
         self._fetches[e.msg] = (e.node, q)
         return self.state
 
@@ -240,20 +217,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
 
     def _epoch_query_sent(self, e: ev.EpochQuerySent) -> State:
         q = replication.epoch_query_request(self.state, self.cfg, e.node)
-        _compare(
-            {
-                "leader": e.leader,
-                "requested_epoch": e.requested_epoch,
-                "current_leader_epoch": e.current_leader_epoch,
-                "follower_epoch": e.follower_epoch,
-            },
-            {
-                "leader": q.leader,
-                "requested_epoch": q.requested_epoch,
-                "current_leader_epoch": q.current_leader_epoch,
-                "follower_epoch": q.follower_epoch,
-            },
-        )
+        compare_fields(e, q, ("leader", "requested_epoch", "current_leader_epoch", "follower_epoch"))
         self._queries[e.msg] = (e.node, q)
         return self.state
 
@@ -280,10 +244,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
 
     def _isr_change_proposed(self, e: ev.IsrChangeProposed) -> State:
         r = self.state.replica(e.node)
-        _compare(
-            {"leader_epoch": e.leader_epoch, "partition_epoch": e.partition_epoch},
-            {"leader_epoch": r.leader_epoch, "partition_epoch": r.partition_epoch},
-        )
+        compare_fields(e, r, ("leader_epoch", "partition_epoch"))
         s = replication.propose_isr(self.state, self.cfg, e.node, e.msg, _sorted(e.isr))
         self._after = s
         _compare({"hw": e.hw}, {"hw": s.replica(e.node).hw})

@@ -21,6 +21,7 @@ from kconform.conformance.judge import (
     NON_CONFORMANCE,
     Finding,
     LockstepJudge,
+    compare_fields,
 )
 from kconform.conformance.judge import compare as _compare
 from kconform.conformance.txn.coverage import edge_key
@@ -126,14 +127,14 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
         s, a = self.keep(
             S.add_partitions(self.state, self.cfg, e.node, e.txn_id, e.pid, e.epoch, frozenset(e.partitions))
         )
-        _compare({"error": e.error, "state": e.state}, {"error": a.error, "state": a.state})
+        compare_fields(e, a, ("error", "state"))
         return s
 
     def _add_offsets(self, e: ev.AddOffsetsHandled) -> TxnState:
         _require(e.group in self.cfg.groups, f"group {e.group!r} is not in this configuration")
         parts = frozenset({self.cfg.offsets_partition(e.group)})
         s, a = self.keep(S.add_partitions(self.state, self.cfg, e.node, e.txn_id, e.pid, e.epoch, parts))
-        _compare({"error": e.error, "state": e.state}, {"error": a.error, "state": a.state})
+        compare_fields(e, a, ("error", "state"))
         return s
 
     def _end_txn(self, e: ev.EndTxnHandled) -> TxnState:
@@ -144,10 +145,7 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
 
     def _timed_out(self, e: ev.TxnTimedOut) -> TxnState:
         s, meta = self.keep(S.txn_timed_out(self.state, self.cfg, e.node, e.txn_id))
-        _compare(
-            {"pid": e.pid, "epoch": e.epoch, "state": e.state},
-            {"pid": meta.pid, "epoch": meta.epoch, "state": meta.state},
-        )
+        compare_fields(e, meta, ("pid", "epoch", "state"))
         return s
 
     # ------------------------------------------------------------------------------------------
@@ -155,22 +153,7 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
 
     def _marker_sent(self, e: ev.MarkerSent) -> TxnState:
         s, m = self.keep(S.marker_sent(self.state, self.cfg, e.node, e.msg, e.txn_id, e.partition))
-        _compare(
-            {
-                "leader": e.leader,
-                "pid": e.pid,
-                "epoch": e.epoch,
-                "commit": e.commit,
-                "coordinator_epoch": e.coordinator_epoch,
-            },
-            {
-                "leader": m.leader,
-                "pid": m.pid,
-                "epoch": m.epoch,
-                "commit": m.commit,
-                "coordinator_epoch": m.coordinator_epoch,
-            },
-        )
+        compare_fields(e, m, ("leader", "pid", "epoch", "commit", "coordinator_epoch"))
         return s
 
     def _marker_handled(self, e: ev.MarkerHandled) -> TxnState:
@@ -182,7 +165,7 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
             f"marker {e.msg} was not sent with this content",
         )
         s, r = self.keep(S.marker_handled(self.state, self.cfg, e.node, e.msg))
-        _compare({"error": e.error, "offset": e.offset}, {"error": r.error, "offset": r.offset})
+        compare_fields(e, r, ("error", "offset"))
         return s
 
     def _marker_response(self, e: ev.MarkerResponseHandled) -> TxnState:
@@ -211,10 +194,7 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
                 e.verify_msg,
             )
         )
-        _compare(
-            {"outcome": e.outcome, "error": e.error, "base_offset": e.base_offset},
-            {"outcome": r.outcome, "error": r.error, "base_offset": r.base_offset},
-        )
+        compare_fields(e, r, ("outcome", "error", "base_offset"))
         return s
 
     def _verify_handled(self, e: ev.VerifyHandled) -> TxnState:
@@ -263,12 +243,12 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
         s, r = self.keep(
             S.txn_offset_commit(self.state, self.cfg, e.node, e.group, e.txn_id, e.pid, e.epoch, e.ctxn, e.offsets)
         )
-        _compare({"error": e.error, "base_offset": e.base_offset}, {"error": r.error, "base_offset": r.base_offset})
+        compare_fields(e, r, ("error", "base_offset"))
         return s
 
     def _offset_commit(self, e: ev.OffsetCommitHandled) -> TxnState:
         s, r = self.keep(S.offset_commit(self.state, self.cfg, e.node, e.group, e.offsets))
-        _compare({"error": e.error, "base_offset": e.base_offset}, {"error": r.error, "base_offset": r.base_offset})
+        compare_fields(e, r, ("error", "base_offset"))
         return s
 
     def _offset_fetch(self, e: ev.OffsetFetchHandled) -> TxnState:
