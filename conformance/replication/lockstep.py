@@ -16,17 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kconform.conformance.judge import (
-    ALLOWED,
-    INVARIANT_VIOLATION,
-    NON_CONFORMANCE,
-    Finding,
-    LockstepJudge,
-    compare_fields,
-    own_request,
-)
-from kconform.conformance.judge import Mismatch as _Mismatch
-from kconform.conformance.judge import compare as _compare
+from kconform.conformance.judge import Finding, LockstepJudge, Mismatch, compare, compare_fields, own_request
 from kconform.conformance.replication.coverage import coverage_key
 from kconform.model import invariants, replication
 from kconform.model.config import ReplicationConfig
@@ -105,7 +95,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         s, el = result
         rec = el.record
         self._after = s
-        _compare(
+        compare(
             {
                 "leader": e.leader,
                 "leader_epoch": e.leader_epoch,
@@ -139,7 +129,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         s, error = replication.controller_alter_partition(self.state, self.cfg, sender, pending)
         c = s.controller
         self._after = s
-        _compare(
+        compare(
             {"error": e.error, "isr": _sorted(e.isr), "partition_epoch": e.partition_epoch},
             {"error": error, "isr": c.isr, "partition_epoch": c.partition_epoch},
         )
@@ -153,12 +143,12 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         s = replication.restart(self.state, self.cfg, e.node)
         r = s.replica(e.node)
         self._after = s
-        _compare({"log_end": e.log_end, "hw": e.hw}, {"log_end": r.leo, "hw": r.hw})
+        compare({"log_end": e.log_end, "hw": e.hw}, {"log_end": r.leo, "hw": r.hw})
         return s
 
     def _checkpointed(self, e: ev.Checkpointed) -> State:
         r = self.state.replica(e.node)
-        _compare({"log_end": e.log_end, "hw": e.hw}, {"log_end": r.leo, "hw": r.hw})
+        compare({"log_end": e.log_end, "hw": e.hw}, {"log_end": r.leo, "hw": r.hw})
         return replication.checkpoint(self.state, self.cfg, e.node)
 
     def _metadata_applied(self, e: ev.MetadataApplied) -> State:
@@ -201,7 +191,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             e.error, e.entries, e.hw, e.diverging_epoch, e.diverging_end_offset, e.leader_leo, e.leader_hw
         )
         self._after = s
-        _compare(claimed.__dict__, resp.__dict__)
+        compare(claimed.__dict__, resp.__dict__)
         self._fetch_answers.setdefault(e.msg, []).append(resp)
         return s
 
@@ -226,7 +216,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         if sent is None or sent[0] != e.follower or sent[1].leader != e.node:
             raise NotEnabled(f"no OffsetsForLeaderEpoch {e.msg} was sent by broker {e.follower} to broker {e.node}")
         ans = replication.handle_epoch_query(self.state, self.cfg, e.node, sent[1])
-        _compare({"error": e.error, "epoch": e.epoch, "end_offset": e.end_offset}, ans.__dict__)
+        compare({"error": e.error, "epoch": e.epoch, "end_offset": e.end_offset}, ans.__dict__)
         self._query_answers.setdefault(e.msg, []).append(ans)
         return self.state
 
@@ -247,7 +237,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         compare_fields(e, r, ("leader_epoch", "partition_epoch"))
         s = replication.propose_isr(self.state, self.cfg, e.node, e.msg, _sorted(e.isr))
         self._after = s
-        _compare({"hw": e.hw}, {"hw": s.replica(e.node).hw})
+        compare({"hw": e.hw}, {"hw": s.replica(e.node).hw})
         pending = s.replica(e.node).pending_isr
         assert pending is not None
         self._proposals[e.msg] = (e.node, pending)
@@ -259,14 +249,14 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         if sender != e.node or not answers:
             raise NotEnabled(f"broker {e.node} got no answer to an AlterPartition {e.msg} of its own")
         if (e.error, _sorted(e.isr), e.partition_epoch) not in answers:
-            raise _Mismatch(
+            raise Mismatch(
                 [f"AlterPartition answer {(e.error, e.isr, e.partition_epoch)} is none of the controller's {answers}"]
             )
         s = replication.apply_alter_partition_response(
             self.state, self.cfg, e.node, e.msg, e.error, _sorted(e.isr), e.partition_epoch
         )
         self._after = s
-        _compare({"hw": e.hw}, {"hw": s.replica(e.node).hw})
+        compare({"hw": e.hw}, {"hw": s.replica(e.node).hw})
         return s
 
 
@@ -275,4 +265,4 @@ def judge_events(cfg: ReplicationConfig, events: list[ev.Event]) -> list[Finding
     return Judge(cfg).judge_all(events)
 
 
-__all__ = ["ALLOWED", "INVARIANT_VIOLATION", "NON_CONFORMANCE", "Finding", "Judge", "judge_events"]
+__all__ = ["Judge", "judge_events"]

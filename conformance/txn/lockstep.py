@@ -15,15 +15,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from kconform.conformance.judge import (
-    ALLOWED,
-    INVARIANT_VIOLATION,
-    NON_CONFORMANCE,
-    Finding,
-    LockstepJudge,
-    compare_fields,
-)
-from kconform.conformance.judge import compare as _compare
+from kconform.conformance.judge import Finding, LockstepJudge, compare, compare_fields
 from kconform.conformance.txn.coverage import edge_key
 from kconform.model import txn_invariants as I
 from kconform.model import txn_state as S
@@ -96,7 +88,7 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
     # Coordinator
 
     def _answer(self, e: Any, s: TxnState, a: Any, pid_field: str = "pid", epoch_field: str = "epoch") -> TxnState:
-        _compare(
+        compare(
             {
                 "error": e.error,
                 "state": e.state,
@@ -170,7 +162,7 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
 
     def _marker_response(self, e: ev.MarkerResponseHandled) -> TxnState:
         s, state = self.keep(S.marker_response(self.state, self.cfg, e.node, e.msg, e.error))
-        _compare({"state": e.state}, {"state": state})
+        compare({"state": e.state}, {"state": state})
         return s
 
     # ------------------------------------------------------------------------------------------
@@ -204,7 +196,7 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
             f"no verification {e.msg} was sent with this content",
         )
         s, error = self.keep(S.verify_handled(self.state, self.cfg, e.node, e.msg))
-        _compare({"error": e.error}, {"error": error})
+        compare({"error": e.error}, {"error": error})
         return s
 
     def _verify_applied(self, e: ev.VerifyApplied) -> TxnState:
@@ -222,7 +214,7 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
         s, a = self.keep(
             S.consumer_fetch(self.state, self.cfg, e.node, e.req, e.partition, e.fetch_offset, e.read_committed)
         )
-        _compare(
+        compare(
             {"error": e.error, "records": e.records, "hw": e.hw, "lso": e.lso, "aborted": tuple(sorted(e.aborted))},
             {"error": a.error, "records": a.records, "hw": a.hw, "lso": a.lso, "aborted": tuple(sorted(a.aborted))},
         )
@@ -253,7 +245,7 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
 
     def _offset_fetch(self, e: ev.OffsetFetchHandled) -> TxnState:
         s, r = self.keep(S.offset_fetch(self.state, self.cfg, e.node, e.group, e.require_stable))
-        _compare(
+        compare(
             {"error": e.error, "offsets": tuple(sorted(e.offsets))},
             {"error": r.error, "offsets": tuple(sorted(r.offsets))},
         )
@@ -265,4 +257,4 @@ def judge_txn_events(cfg: TxnConfig, events: list[ev.Event]) -> list[Finding]:
     return TxnJudge(cfg).judge_all(events)
 
 
-__all__ = ["ALLOWED", "INVARIANT_VIOLATION", "NON_CONFORMANCE", "Finding", "TxnJudge", "judge_txn_events"]
+__all__ = ["TxnJudge", "judge_txn_events"]
