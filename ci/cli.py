@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import importlib
 import json
 import math
 import sys
@@ -538,15 +537,11 @@ def _load_any_config(path: Path | None, settings: Sequence[tuple[str, Any]]) -> 
 
 
 def _known_mutants() -> dict[str, str]:
-    """kconform.impl.MUTANTS (name → description), imported only when a command needs it."""
+    """Every slice's mutants (name -> description), from the slice registry."""
     try:
-        module = importlib.import_module("kconform.impl")
+        return {name: doc for part in registry.all_slices() for name, doc in part.mutants().items()}
     except Exception as e:
-        raise UserError(f"cannot load the mutant list: importing kconform.impl failed ({type(e).__name__}: {e})") from e
-    known = getattr(module, "MUTANTS", None)
-    if not isinstance(known, dict):
-        raise UserError("cannot load the mutant list: kconform.impl defines no MUTANTS (name -> description)")
-    return known
+        raise UserError(f"cannot load the mutant list: {type(e).__name__}: {e}") from e
 
 
 def _check_mutants(names: Sequence[str], known: dict[str, str], where: str) -> None:

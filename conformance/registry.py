@@ -15,6 +15,7 @@ import importlib
 from typing import Any
 
 from kconform.conformance.slice import Slice
+from kconform.model.configs import register_config, unregister_config
 
 BUILTIN_SLICES: dict[str, str] = {
     "replication": "kconform.conformance.replication.slice",
@@ -32,12 +33,14 @@ class UnknownSlice(LookupError):
 
 
 def register(s: Slice[Any]) -> Slice[Any]:
-    """Add ``s``; a name or configuration type already registered by another slice is an error."""
+    """Add ``s`` (and its config parser, model.configs.register_config); a name or configuration
+    type already registered by another slice is an error."""
     other = _slices.get(s.name) or _by_type.get(s.config_type)
     if other is not None and other is not s:
         raise ValueError(f"slice {s.name!r} clashes with the registered slice {other.name!r}")
     _slices[s.name] = s
     _by_type[s.config_type] = s
+    register_config(s.name, s.parse_config)
     return s
 
 
@@ -46,6 +49,7 @@ def unregister(name: str) -> None:
     s = _slices.pop(name, None)
     if s is not None:
         _by_type.pop(s.config_type, None)
+        unregister_config(name)
 
 
 def _load(name: str) -> Slice[Any] | None:

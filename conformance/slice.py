@@ -97,6 +97,8 @@ class Slice(Generic[C]):
     """What the slice checks, in a few words (help texts, tables)."""
     config_type: type[C]
     """The slice's configuration class; the registry finds a config's slice by its exact type."""
+    parse_config: Callable[[dict[str, Any]], C]
+    """The config a JSON object (with its ``slice`` key) describes; raises model.config.ConfigError."""
     gate_configs: Callable[[], tuple[tuple[str, C], ...]]
     """The configurations ``kconform gate --slice all`` runs, each with a part name."""
     describe: Callable[[C], str]

@@ -1,11 +1,14 @@
 """Every slice's configuration behind one JSON form: the ``slice`` key picks the slice.
 
 A JSON config without ``slice`` (every file written before the exactly-once slice existed) is the
-replication slice's; ``"slice": "txn"`` is the exactly-once slice's (model.txn_config).
+replication slice's; ``"slice": "txn"`` is the exactly-once slice's (model.txn_config). Another
+slice registers its parser (``register_config``; conformance.registry does it for every slice it
+registers), so files of that slice read back without this module naming it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kconform.model.config import ConfigError, ReplicationConfig
@@ -24,13 +27,35 @@ def slice_of(cfg: AnyConfig) -> str:
     return TXN if isinstance(cfg, TxnConfig) else REPLICATION
 
 
+def replication_from_json(obj: dict[str, Any]) -> ReplicationConfig:
+    """A replication config from its JSON object (which may carry ``"slice": "replication"``)."""
+    return ReplicationConfig.from_json({k: v for k, v in obj.items() if k != "slice"})
+
+
+_PARSERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    REPLICATION: replication_from_json,
+    TXN: TxnConfig.from_json,
+}
+"""Slice name -> the parser of its JSON config (the whole object, ``slice`` key included)."""
+
+
+def register_config(name: str, parse: Callable[[dict[str, Any]], Any]) -> None:
+    """Make ``config_from_json`` read configs whose ``slice`` key is ``name`` with ``parse``."""
+    _PARSERS[name] = parse
+
+
+def unregister_config(name: str) -> None:
+    """Forget the parser of slice ``name`` (a test's fake slice cleans up with it)."""
+    _PARSERS.pop(name, None)
+
+
 def config_from_json(obj: Any) -> AnyConfig:
     """The configuration a JSON object describes; ConfigError names an unknown slice or a bad key."""
     if not isinstance(obj, dict):
         raise ConfigError(f"a config is a JSON object, got {type(obj).__name__}")
     name = obj.get("slice", REPLICATION)
-    if name == TXN:
-        return TxnConfig.from_json(obj)
-    if name == REPLICATION:
-        return ReplicationConfig.from_json({k: v for k, v in obj.items() if k != "slice"})
-    raise ConfigError(f"unknown slice {name!r} (one of {', '.join(SLICES)})")
+    parse = _PARSERS.get(name) if isinstance(name, str) else None
+    if parse is None:
+        raise ConfigError(f"unknown slice {name!r} (one of {', '.join(_PARSERS)})")
+    config: AnyConfig = parse(obj)
+    return config

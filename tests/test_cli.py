@@ -13,6 +13,7 @@ import pytest
 from kconform.ci import cli, gate
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.options import GateOptions, ReplayOptions
+from kconform.conformance import registry
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces import replay
 from kconform.traces.counterexample import Counterexample, Step, make_verdict, write_counterexample
@@ -27,10 +28,10 @@ FAKE_MUTANTS = {
 
 @pytest.fixture
 def fake_impl(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A stand-in kconform.impl with a MUTANTS registry (the real one may not exist yet)."""
-    module = types.ModuleType("kconform.impl")
-    module.MUTANTS = FAKE_MUTANTS  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "kconform.impl", module)
+    """The command line's mutants come from the slice registry: a stand-in registry whose one
+    slice has FAKE_MUTANTS."""
+    part = types.SimpleNamespace(mutants=lambda: FAKE_MUTANTS)
+    monkeypatch.setattr(registry, "all_slices", lambda: (part,))
 
 
 @pytest.fixture
@@ -223,9 +224,13 @@ def test_unknown_mutant(capsys: pytest.CaptureFixture[str], fake_impl: None, gat
     assert gate_calls == []
 
 
-def test_mutant_registry_missing(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "kconform.impl", types.ModuleType("kconform.impl"))
-    assert "defines no MUTANTS" in _user_error(capsys, ["gate", "--mutant", "x"])
+def test_mutant_registry_unloadable(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken() -> dict[str, str]:
+        raise ImportError("no module named kconform.impl")
+
+    monkeypatch.setattr(registry, "all_slices", lambda: (types.SimpleNamespace(mutants=broken),))
+    line = _user_error(capsys, ["gate", "--mutant", "x"])
+    assert "cannot load the mutant list: ImportError: no module named kconform.impl" in line
 
 
 def test_junit_directory_must_exist(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -334,9 +339,12 @@ def test_mutants_lists_names_and_first_doc_line(capsys: pytest.CaptureFixture[st
     ]
 
 
-def test_mutants_without_impl(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "kconform.impl", None)  # makes the import raise ImportError
-    assert "importing kconform.impl failed" in _user_error(capsys, ["mutants"])
+def test_mutants_without_a_loadable_slice(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    def unloadable() -> tuple[object, ...]:
+        raise ImportError("kconform.impl is missing")
+
+    monkeypatch.setattr(registry, "all_slices", unloadable)
+    assert "cannot load the mutant list: ImportError: kconform.impl is missing" in _user_error(capsys, ["mutants"])
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from kconform.impl.cluster import ReferenceCluster
 from kconform.impl.mutants import mutants_of
 from kconform.model import invariants
 from kconform.model.config import ReplicationConfig
-from kconform.model.configs import REPLICATION
+from kconform.model.configs import REPLICATION, replication_from_json
 from kconform.traces import generate, replay, report
 
 
@@ -25,6 +25,7 @@ SLICE: Slice[ReplicationConfig] = Slice(
     name=REPLICATION,
     title="replication of one partition (LEO, HW, ISR, leader epochs, truncation, elections, acks)",
     config_type=ReplicationConfig,
+    parse_config=replication_from_json,
     gate_configs=lambda: ((REPLICATION, ReplicationConfig()),),
     describe=describe,
     make_judge=Judge,

@@ -48,6 +48,7 @@ SLICE: Slice[TxnConfig] = Slice(
     name=TXN,
     title="exactly-once (idempotent producer, transactions, read_committed, transactional offsets)",
     config_type=TxnConfig,
+    parse_config=TxnConfig.from_json,
     gate_configs=lambda: tuple((f"txn-tv{tv}", TxnConfig(transaction_version=tv)) for tv in (0, 2)),
     describe=describe,
     make_judge=TxnJudge,
