@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, settings, stateful
 from hypothesis import seed as hypothesis_seed
 
 from kconform.conformance.adapter import Adapter, AdapterError
-from kconform.conformance.machine import ConformanceFailure, HarnessAbort, RunLog
+from kconform.conformance.machine import ConformanceFailure, HarnessAbort, RunLog, make_machine
 from kconform.conformance.registry import for_config
 from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun
 from kconform.model.configs import AnyConfig
@@ -63,6 +63,7 @@ def run_campaign(
     if examples is None and seconds is None:
         examples = 100
     part = for_config(cfg)
+    clock = time.perf_counter
     log = RunLog()
     started = time.perf_counter()
     log.started = started
@@ -82,7 +83,8 @@ def run_campaign(
         if seconds is not None and time.perf_counter() - started >= seconds:
             break
         n = ROUND_EXAMPLES if examples is None else min(ROUND_EXAMPLES, examples - done)
-        machine = part.make_machine(adapter_factory, cfg, mutants, log, time.perf_counter, adapter_timeout_s)
+        swarm = part.swarm(cfg)
+        machine = make_machine(swarm, part.machine_rules, adapter_factory, cfg, mutants, log, clock, adapter_timeout_s)
         test = _get_state_machine_test(
             machine,
             settings=settings(

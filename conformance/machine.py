@@ -1,23 +1,24 @@
 """The Hypothesis state machine's shared part: a run per example, judged step by step, with swarm
 families and targeting; every slice's machine is this base plus its own rules.
 
-``swarm_machine`` builds the base RuleBasedStateMachine class for one slice, configuration and set
-of mutants: each example boots a fresh adapter and a LockstepRun (``judged_step``), switches a
-random subset of the slice's rule families on (swarm testing, Groce et al. 2012), and carries the
-network and clock rules every slice shares (deliver, drop, duplicate, settle, run, tick, clock
-jumps). A slice's machine subclasses it with its client and fault rules. Each rule is one
-operation; after each operation every event it caused has been judged (conformance of each
-handler, then every invariant). The first failing finding fails the example, Hypothesis shrinks the
-operation list, and the last failing run is kept so the caller can write it as a counterexample
-file. At teardown the run's counts go to the RunLog and its score to Hypothesis' ``target``
-(targeted property-based testing, Löscher & Sagonas 2017).
+``make_machine`` builds a slice's RuleBasedStateMachine class from its ``Swarm`` and its rules;
+``swarm_machine`` builds the base class for one slice, configuration and set of mutants: each
+example boots a fresh adapter and a LockstepRun (``judged_step``), switches a random subset of
+the slice's rule families on (swarm testing, Groce et al. 2012), and carries the network and
+clock rules every slice shares (deliver, drop, duplicate, settle, run, tick, clock jumps). A
+slice's machine subclasses it with its client and fault rules. Each rule is one operation; after
+each operation every event it caused has been judged (conformance of each handler, then every
+invariant). The first failing finding fails the example, Hypothesis shrinks the operation list,
+and the last failing run is kept so the caller can write it as a counterexample file. At teardown
+the run's counts go to the RunLog and its score to Hypothesis' ``target`` (targeted
+property-based testing, Löscher & Sagonas 2017).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from hypothesis import strategies as st
 from hypothesis import target
@@ -108,18 +109,32 @@ def judged_step(run: LockstepRun, op: ops.Operation | None, log: RunLog, clock: 
 
 
 @dataclass(frozen=True)
+class Jumps:
+    """Long clock jumps (``advance``), enabled by the rule family ``family``."""
+
+    family: str
+    ms: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What each run is targeted at: ``score`` of the finished run, reported under ``label``."""
+
+    label: str
+    score: Callable[[LockstepRun], float]
+
+
+@dataclass(frozen=True)
 class Swarm:
     """A slice's shape of the shared rules: its rule families, the nodes ``deliver_to`` picks
-    (-1: the controller), the batch sizes ``settle`` delivers, which family enables the long clock
-    jumps and how long they are, and the score each run is targeted at."""
+    (-1: the controller), the batch sizes ``settle`` delivers, the long clock jumps and the
+    target."""
 
     families: tuple[str, ...]
     nodes: st.SearchStrategy[int]
     settle: tuple[int, ...]
-    jump_family: str
-    jumps: tuple[int, ...]
-    target_label: str
-    score: Callable[[LockstepRun], float]
+    jumps: Jumps
+    target: Target
 
 
 class SliceMachine(RuleBasedStateMachine):
@@ -178,8 +193,8 @@ def swarm_machine(
         def deliver_to(self, node: int) -> None:
             self._do(ops.DeliverTo(node=node))
 
-        @precondition(lambda self: swarm.jump_family in self.families)
-        @rule(ms=st.sampled_from(swarm.jumps))
+        @precondition(lambda self: swarm.jumps.family in self.families)
+        @rule(ms=st.sampled_from(swarm.jumps.ms))
         def advance(self, ms: int) -> None:
             self._do(ops.Advance(ms=ms))
 
@@ -206,10 +221,31 @@ def swarm_machine(
         def teardown(self) -> None:
             if self.run is not None:
                 log.absorb(self.run)
-                target(swarm.score(self.run), label=swarm.target_label)
+                target(swarm.target.score(self.run), label=swarm.target.label)
             self.adapter.close()
 
     return SwarmMachine
+
+
+class MachineRules(Protocol):
+    """A slice's own rules: a subclass of the base ``swarm_machine`` built for a configuration."""
+
+    def __call__(self, base: type[SliceMachine], cfg: Any) -> type[SliceMachine]: ...
+
+
+def make_machine(
+    swarm: Swarm,
+    rules: MachineRules,
+    adapter_factory: Callable[[], Adapter],
+    cfg: Any,
+    mutants: frozenset[str],
+    log: RunLog,
+    clock: Callable[[], float],
+    adapter_timeout_s: float = ADAPTER_TIMEOUT_S,
+) -> type[RuleBasedStateMachine]:
+    """The state machine of a slice (its ``swarm`` and ``rules``), driving a fresh adapter per
+    example and leaving counts and the last failing run in ``log``."""
+    return rules(swarm_machine(adapter_factory, cfg, mutants, log, clock, swarm, adapter_timeout_s), cfg)
 
 
 __all__ = [
@@ -217,9 +253,13 @@ __all__ = [
     "STEP_MS",
     "ConformanceFailure",
     "HarnessAbort",
+    "Jumps",
+    "MachineRules",
     "RunLog",
     "SliceMachine",
     "Swarm",
+    "Target",
     "judged_step",
+    "make_machine",
     "swarm_machine",
 ]

@@ -22,12 +22,11 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from kconform.traces.events import Event
 
 if TYPE_CHECKING:
-    from hypothesis.stateful import RuleBasedStateMachine
     from rich.console import RenderableType
 
     from kconform.conformance.adapter import Adapter
     from kconform.conformance.judge import Finding
-    from kconform.conformance.machine import RunLog
+    from kconform.conformance.machine import MachineRules, Swarm
     from kconform.conformance.runner import LockstepRun
 
 C = TypeVar("C")
@@ -51,21 +50,6 @@ class SliceJudge(Protocol):
     def state(self) -> Any: ...
 
     def observe(self, e: Event) -> list[Finding]: ...
-
-
-class MachineFactory(Protocol):
-    """Builds the slice's Hypothesis state machine, driving a fresh adapter per example and leaving
-    counts and the last failing run in ``log`` (conformance.machine)."""
-
-    def __call__(
-        self,
-        adapter_factory: Callable[[], Adapter],
-        cfg: Any,
-        mutants: frozenset[str],
-        log: RunLog,
-        clock: Callable[[], float],
-        adapter_timeout_s: float,
-    ) -> type[RuleBasedStateMachine]: ...
 
 
 class ZooRunner(Protocol):
@@ -117,9 +101,11 @@ class Slice(Generic[C]):
     """The reference's mutants of this slice (name -> description)."""
 
     # Search
-    make_machine: MachineFactory
-    families: tuple[str, ...]
-    """The swarm fault / rule families of the state machine (each run enables a random subset)."""
+    swarm: Callable[[C], Swarm]
+    """The shape of the shared machine's rules under a config (conformance.machine.Swarm: the rule
+    families each run enables a random subset of, delivery, clock jumps, the target)."""
+    machine_rules: MachineRules
+    """The slice's own rules of the Hypothesis state machine, on top of the shared base."""
     first_failing_scenario: ZooRunner
     scenarios: Callable[[], Mapping[str, Any]]
     """The known-bug zoo (name -> scenario), in the order it runs."""
@@ -145,4 +131,4 @@ class Slice(Generic[C]):
     """The stream invariants of the miner (traces/mine) that read this slice's events."""
 
 
-__all__ = ["CoverageArtifact", "MachineFactory", "Slice", "SliceJudge", "ZooRunner"]
+__all__ = ["CoverageArtifact", "Slice", "SliceJudge", "ZooRunner"]

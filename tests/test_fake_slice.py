@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine
 from rich.console import Console
 
 from kconform.ci import cli
@@ -28,7 +27,7 @@ from kconform.ci.options import GateOptions
 from kconform.conformance import registry
 from kconform.conformance.adapter import Adapter
 from kconform.conformance.judge import NON_CONFORMANCE, LockstepJudge, Violation
-from kconform.conformance.machine import RunLog, Swarm, swarm_machine
+from kconform.conformance.machine import Jumps, SliceMachine, Swarm, Target
 from kconform.conformance.runner import LockstepRun
 from kconform.conformance.scenarios import first_failing_run
 from kconform.conformance.slice import Slice
@@ -111,16 +110,16 @@ class ClockCluster:
         pass
 
 
-def _machine(
-    adapter_factory: Callable[[], Adapter],
-    cfg: ClockConfig,
-    mutants: frozenset[str],
-    log: RunLog,
-    clock: Callable[[], float],
-    adapter_timeout_s: float,
-) -> type[RuleBasedStateMachine]:
-    swarm = Swarm(("scheduling", "jumps"), st.just(-1), (1,), "jumps", (cfg.jump_ms,), "clock", lambda r: 0.0)
-    return swarm_machine(adapter_factory, cfg, mutants, log, clock, swarm, adapter_timeout_s)
+def _swarm(cfg: ClockConfig) -> Swarm:
+    return Swarm(("scheduling", "jumps"), st.just(-1), (1,), Jumps("jumps", (cfg.jump_ms,)), Target("clock", _score))
+
+
+def _score(run: LockstepRun) -> float:
+    return float(run.judge.state)
+
+
+def _no_more_rules(base: type[SliceMachine], cfg: ClockConfig) -> type[SliceMachine]:
+    return base
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,8 +149,8 @@ FAKE: Slice[ClockConfig] = Slice(
     invariants=lambda: ClockJudge.invariant_registry,
     make_reference=ClockCluster,
     mutants=lambda: {MUTANT: "reports the clock 1 ms early after a long jump"},
-    make_machine=_machine,
-    families=("scheduling", "jumps"),
+    swarm=_swarm,
+    machine_rules=_no_more_rules,
     first_failing_scenario=_zoo,
     scenarios=lambda: SCENARIOS,
     reachable_keys=lambda cfg: frozenset({"clock_advanced"}),

@@ -1,9 +1,13 @@
-"""Time to detect each mutant: median and max over several seeds, with the gate's known-bug zoo and
-with random search alone, plus the shrunk counterexample length.
+"""Time to detect each mutant of a slice: median and max over several seeds, with the gate's
+known-bug zoo and with random search alone, plus the shrunk counterexample length.
 
-Run: ``python -m kconform.ci.benchmarks.detect [--seeds 5] [--cap 120] [--mutant NAME ...]``.
-Detection time is measured to the first failing run (shrinking excluded, reported separately).
-A mutant not caught within the cap counts as ``inf``.
+Run: ``python -m kconform.ci.benchmarks.detect [--slice replication|txn] [--seeds 5] [--cap 120]
+[--mutant NAME ...] [--no-random]``. Each mutant runs with the slice's default gate configuration
+(the first of ``Slice.gate_configs``: replication's default, exactly-once TV0) updated by its
+MUTANT_CONFIG overrides (impl/mutants.py), as ``kconform gate --self-check`` runs it. Detection
+time is measured to the first failing run (shrinking excluded; "incl. shrink" is the whole
+campaign). A mutant not caught within the cap counts as ``inf``. The zoo is deterministic (seed 0
+for every scenario), so its figures vary only with the machine's load.
 """
 
 from __future__ import annotations
@@ -12,14 +16,14 @@ import argparse
 import platform
 import statistics
 from dataclasses import dataclass, field
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from kconform.conformance import registry
 from kconform.conformance.hunt import run_campaign
-from kconform.impl import ReferenceCluster
-from kconform.impl.mutants import REPLICATION, mutants_of
-from kconform.model.config import ReplicationConfig
+from kconform.impl.mutants import MUTANT_CONFIG, config_for
 
 INF = float("inf")
 
@@ -36,10 +40,13 @@ class Sample:
         return sum(1 for t in self.detect if t != INF)
 
 
-def measure(name: str, seeds: int, cap: float, zoo: bool) -> Sample:
+def measure(slice_name: str, name: str, seeds: int, cap: float, zoo: bool) -> Sample:
+    """One campaign per seed against mutant ``name``; detection and total seconds per seed."""
+    part = registry.get(slice_name)
+    cfg: Any = config_for(name, part.gate_configs()[0][1])
     sample = Sample()
     for seed in range(seeds):
-        result = run_campaign(ReferenceCluster, ReplicationConfig(), frozenset({name}), seed=seed, seconds=cap, zoo=zoo)
+        result = run_campaign(part.make_reference, cfg, frozenset({name}), seed=seed, seconds=cap, zoo=zoo)
         run = result.failure
         if run is None or run.failure is None or run.failing_step is None:
             sample.detect.append(INF)
@@ -54,23 +61,27 @@ def measure(name: str, seeds: int, cap: float, zoo: bool) -> Sample:
 
 
 def _fmt(values: list[float]) -> str:
-    return f"{statistics.median(values):.1f} / {max(values):.1f}"
+    return f"{statistics.median(values):.1f} / {max(values):.1f}" if values else "-"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--slice", default="replication", choices=registry.names())
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--cap", type=float, default=120.0, help="seconds per (mutant, seed)")
     parser.add_argument("--mutant", action="append", default=None)
+    parser.add_argument("--no-random", action="store_true", help="measure the gate (zoo first) only")
     args = parser.parse_args(argv)
-    console = Console(width=160)
-    names = args.mutant or sorted(mutants_of(REPLICATION))
+    console = Console(width=200)
+    names = args.mutant or sorted(registry.get(args.slice).mutants())
     console.print(f"machine: {platform.machine()} python {platform.python_version()}, one process")
     table = Table(
-        title=f"time to detect each mutant, seconds, median / max over {args.seeds} seeds (cap {args.cap:.0f} s)"
+        title=f"{args.slice} slice: seconds to detect each mutant, median / max over {args.seeds} seeds "
+        f"(cap {args.cap:.0f} s)"
     )
     for col in (
         "mutant",
+        "config",
         "gate: caught",
         "gate: detect",
         "gate: incl. shrink",
@@ -81,19 +92,22 @@ def main(argv: list[str] | None = None) -> int:
     ):
         table.add_column(col)
     for name in names:
-        gate = measure(name, args.seeds, args.cap, zoo=True)
-        rand = measure(name, args.seeds, args.cap, zoo=False)
+        overrides = ", ".join(f"{key}={value}" for key, value in MUTANT_CONFIG.get(name, {}).items())
+        gate = measure(args.slice, name, args.seeds, args.cap, zoo=True)
+        rand = Sample() if args.no_random else measure(args.slice, name, args.seeds, args.cap, zoo=False)
         table.add_row(
             name,
+            overrides or "default",
             f"{gate.caught}/{args.seeds}",
             _fmt(gate.detect),
             _fmt(gate.total),
             f"{statistics.median(gate.lengths):.0f}" if gate.lengths else "-",
-            f"{rand.caught}/{args.seeds}",
-            _fmt(rand.detect),
+            "-" if args.no_random else f"{rand.caught}/{args.seeds}",
+            "-" if args.no_random else _fmt(rand.detect),
             ", ".join(sorted(gate.verdicts | rand.verdicts)),
         )
-        console.print(f"{name}: gate {gate.caught}/{args.seeds}, random only {rand.caught}/{args.seeds}")
+        random_only = "-" if args.no_random else f"{rand.caught}/{args.seeds}"
+        console.print(f"{name}: gate {gate.caught}/{args.seeds} {_fmt(gate.detect)}, random only {random_only}")
     console.print(table)
     return 0
 

@@ -3,19 +3,14 @@ leader moves on top of the shared swarm machine (conformance.machine)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+from hypothesis.stateful import precondition, rule
 
-from kconform.conformance.adapter import Adapter
-from kconform.conformance.machine import RunLog, Swarm, swarm_machine
-from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun
+from kconform.conformance.machine import Jumps, SliceMachine, Swarm, Target
+from kconform.conformance.runner import LockstepRun
 from kconform.model.config import ReplicationConfig
 from kconform.traces import operations as ops
 
-LAG_MS = (5_000, 10_000, 31_000)
-"""Jumps past session timeouts and replica.lag.time.max.ms: ISR shrinks, fencing, timeouts."""
 FAMILIES = ("consume", "scheduling", "message-faults", "lag", "crash", "isolate", "leadership")
 """Rule families switched on or off per run (swarm testing, Groce et al. 2012): a run that only
 moves leaders and delivers messages reaches fast-failover interleavings that a run diluted by
@@ -29,26 +24,22 @@ def _epoch_spread(run: LockstepRun) -> float:
     return float(sum(len(r.epoch_cache) for r in run.judge.state.replicas))
 
 
-def make_machine(
-    adapter_factory: Callable[[], Adapter],
-    cfg: ReplicationConfig,
-    mutants: frozenset[str],
-    log: RunLog,
-    clock: Callable[[], float],
-    adapter_timeout_s: float = ADAPTER_TIMEOUT_S,
-) -> type[RuleBasedStateMachine]:
-    """A RuleBasedStateMachine class driving a fresh adapter per example."""
+LAG = Jumps("lag", (5_000, 10_000, 31_000))
+"""Jumps past session timeouts and replica.lag.time.max.ms: ISR shrinks, fencing, timeouts."""
+SETTLE = (5, 50)
+"""Messages a ``settle`` delivers at most."""
+TARGET = Target("leader epochs held in replica logs", _epoch_spread)
+
+
+def swarm(cfg: ReplicationConfig) -> Swarm:
+    """The shared rules' shape for ``cfg``: ``deliver_to`` addresses a broker or the controller (-1)."""
+    return Swarm(FAMILIES, st.integers(-1, cfg.replicas - 1), SETTLE, LAG, TARGET)
+
+
+def rules(base: type[SliceMachine], cfg: ReplicationConfig) -> type[SliceMachine]:
+    """The replication machine: the shared swarm machine ``base`` plus producers, consumers,
+    crashes, isolation and leader moves."""
     brokers = st.integers(0, cfg.replicas - 1)
-    swarm = Swarm(
-        families=FAMILIES,
-        nodes=st.integers(-1, cfg.replicas - 1),
-        settle=(5, 50),
-        jump_family="lag",
-        jumps=LAG_MS,
-        target_label="leader epochs held in replica logs",
-        score=_epoch_spread,
-    )
-    base = swarm_machine(adapter_factory, cfg, mutants, log, clock, swarm, adapter_timeout_s)
 
     class ReplicationMachine(base):  # type: ignore[valid-type,misc]
         def __init__(self) -> None:

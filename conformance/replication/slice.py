@@ -5,7 +5,7 @@ from __future__ import annotations
 from kconform.conformance.replication import bmc, explore
 from kconform.conformance.replication.coverage import reachable_keys
 from kconform.conformance.replication.lockstep import Judge
-from kconform.conformance.replication.machine import FAMILIES, make_machine
+from kconform.conformance.replication.machine import rules, swarm
 from kconform.conformance.replication.scenarios import SCENARIOS, first_failing_scenario
 from kconform.conformance.slice import Slice
 from kconform.impl.cluster import ReferenceCluster
@@ -32,8 +32,8 @@ SLICE: Slice[ReplicationConfig] = Slice(
     invariants=lambda: invariants.INVARIANTS,
     make_reference=ReferenceCluster,
     mutants=lambda: mutants_of(REPLICATION),
-    make_machine=make_machine,
-    families=FAMILIES,
+    swarm=swarm,
+    machine_rules=rules,
     first_failing_scenario=first_failing_scenario,
     scenarios=lambda: SCENARIOS,
     reachable_keys=reachable_keys,

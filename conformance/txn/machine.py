@@ -10,14 +10,11 @@ being shrunk.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+from hypothesis.stateful import precondition, rule
 
-from kconform.conformance.adapter import Adapter
-from kconform.conformance.machine import RUN_MS, RunLog, Swarm, swarm_machine
-from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun
+from kconform.conformance.machine import RUN_MS, Jumps, SliceMachine, Swarm, Target
+from kconform.conformance.runner import LockstepRun
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import operations as ops
 
@@ -60,30 +57,25 @@ def _distinct_outcomes(run: LockstepRun) -> float:
     return float(len(run.judge.covered))
 
 
-def make_txn_machine(
-    adapter_factory: Callable[[], Adapter],
-    cfg: TxnConfig,
-    mutants: frozenset[str],
-    log: RunLog,
-    clock: Callable[[], float],
-    adapter_timeout_s: float = ADAPTER_TIMEOUT_S,
-) -> type[RuleBasedStateMachine]:
-    """A RuleBasedStateMachine class driving a fresh exactly-once adapter per example."""
+TIMEOUTS = Jumps("timeouts", TIMEOUT_MS)
+SETTLE = (3, 30)
+"""Messages a ``settle`` delivers at most."""
+TARGET = Target("distinct handler outcomes in one run", _distinct_outcomes)
+
+
+def swarm(cfg: TxnConfig) -> Swarm:
+    """The shared rules' shape for ``cfg``: ``deliver_to`` addresses any broker."""
+    return Swarm(FAMILIES, st.integers(0, cfg.brokers - 1), SETTLE, TIMEOUTS, TARGET)
+
+
+def rules(base: type[SliceMachine], cfg: TxnConfig) -> type[SliceMachine]:
+    """The exactly-once machine: the shared swarm machine ``base`` plus producers, zombies,
+    consumers, offsets and coordinator failover."""
     partitions = st.sampled_from(cfg.data)
     which = st.sampled_from([0, 0, 0, 1, 2])
     """Which instance acts: 0 the newest, 1 the one before (a zombie once fenced), ..."""
     txn_id = cfg.transactional_ids[0]
     brokers = st.integers(0, cfg.brokers - 1)
-    swarm = Swarm(
-        families=FAMILIES,
-        nodes=brokers,
-        settle=(3, 30),
-        jump_family="timeouts",
-        jumps=TIMEOUT_MS,
-        target_label="distinct handler outcomes in one run",
-        score=_distinct_outcomes,
-    )
-    base = swarm_machine(adapter_factory, cfg, mutants, log, clock, swarm, adapter_timeout_s)
 
     class TxnMachine(base):  # type: ignore[valid-type,misc]
         def __init__(self) -> None:

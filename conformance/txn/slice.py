@@ -7,7 +7,7 @@ from pathlib import Path
 from kconform.conformance.slice import CoverageArtifact, Slice
 from kconform.conformance.txn.coverage import reachable_keys
 from kconform.conformance.txn.lockstep import TxnJudge
-from kconform.conformance.txn.machine import FAMILIES, make_txn_machine
+from kconform.conformance.txn.machine import rules, swarm
 from kconform.conformance.txn.scenarios import SCENARIOS, first_failing_scenario
 from kconform.impl.mutants import mutants_of
 from kconform.impl.txn_cluster import TxnCluster
@@ -55,8 +55,8 @@ SLICE: Slice[TxnConfig] = Slice(
     invariants=lambda: txn_invariants.INVARIANTS,
     make_reference=TxnCluster,
     mutants=lambda: mutants_of(TXN),
-    make_machine=make_txn_machine,
-    families=FAMILIES,
+    swarm=swarm,
+    machine_rules=rules,
     first_failing_scenario=first_failing_scenario,
     scenarios=lambda: SCENARIOS,
     reachable_keys=reachable_keys,
