@@ -9,7 +9,7 @@ implementation's state at that point, side by side.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from rich.console import Console
 from rich.table import Table
@@ -25,8 +25,16 @@ from kconform.traces.counterexample import Counterexample
 from kconform.traces.events import Event
 from kconform.traces.operations import Boot, Operation
 
-if TYPE_CHECKING:
-    from kconform.ci.options import ReplayOptions
+
+class ReplayOptions(Protocol):
+    """What ``run_replay`` needs of the command line's options (kconform.ci.options.ReplayOptions;
+    named by shape, so that replay does not depend on the command-line layer)."""
+
+    @property
+    def implementation(self) -> str: ...
+
+    @property
+    def model_only(self) -> bool: ...
 
 
 @dataclass
