@@ -42,6 +42,7 @@ from kconform.traces.counterexample import (
 )
 from kconform.traces.replay import make_adapter, replay
 from kconform.traces.report import report_path, write_report
+from kconform.traces.tools import tools_for
 
 DEFAULT_EXAMPLES = 200
 DEFAULT_STEPS = 50
@@ -247,7 +248,7 @@ def run_gate(options: GateOptions, console: Console | None = None) -> int:
             console.print(_coverage_table(cov))
             console.print(cov.line())
             cov_path = _write_coverage(options, cov)
-            for artifact in for_config(cfg).coverage_artifacts:
+            for artifact in tools_for(cfg).coverage_artifacts:
                 written = artifact.write(options.out, cov.covered, cfg, cov.line())
                 console.print(f"{artifact.label}: {written}")
             render(console, invariants=inv_rows)

@@ -40,7 +40,7 @@ def register(s: Slice[Any]) -> Slice[Any]:
         raise ValueError(f"slice {s.name!r} clashes with the registered slice {other.name!r}")
     _slices[s.name] = s
     _by_type[s.config_type] = s
-    register_config(s.name, s.parse_config)
+    register_config(s.name, s.config_type, s.parse_config)
     return s
 
 

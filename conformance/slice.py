@@ -2,10 +2,12 @@
 
 A **slice** is one protocol area checked end to end (replication of one partition; the
 exactly-once producer, coordinator and consumer; later fetch sessions). The judge, the Hypothesis
-machine, the gate, replay, the model search, coverage, reports, trace generation and the miner
-never name a slice: they ask the registry (conformance.registry) for the ``Slice`` of a
-configuration and call its parts. Adding a slice is writing its parts and one ``Slice`` value,
-and naming its module in ``registry.BUILTIN_SLICES``.
+machine, the gate, replay, the model search, coverage and the trace tools never name a slice:
+they ask the registry (conformance.registry) for the ``Slice`` of a configuration and call its
+parts. Adding a slice is writing its parts and one ``Slice`` value, and naming its module in
+``registry.BUILTIN_SLICES``. The parts that sit above the judge (its report, replay view, trace
+workload, coverage pictures) are the slice's ``SliceTools``, registered the same way in
+traces.tools.
 
 Every part is a plain value or callable; a part a slice does not have is ``None`` (and the
 command that needs it says so, naming the slices that have it).
@@ -16,14 +18,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from kconform.traces.events import Event
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
-
     from kconform.conformance.adapter import Adapter
     from kconform.conformance.judge import Finding
     from kconform.conformance.machine import MachineRules, Swarm
@@ -59,16 +58,6 @@ class ZooRunner(Protocol):
     def __call__(
         self, adapter_factory: Callable[[], Adapter], cfg: Any, mutants: frozenset[str]
     ) -> LockstepRun | None: ...
-
-
-@dataclass(frozen=True)
-class CoverageArtifact:
-    """A file the gate writes beside coverage.json after a campaign (a picture of what was covered).
-    ``write(out_dir, covered, cfg, summary)`` writes it and returns its path; ``label`` is the
-    console line shown before the path."""
-
-    label: str
-    write: Callable[[Path, dict[str, int], Any, str], Path]
 
 
 @dataclass(frozen=True)
@@ -111,24 +100,10 @@ class Slice(Generic[C]):
     """The known-bug zoo (name -> scenario), in the order it runs."""
     reachable_keys: Callable[[C], frozenset[str]]
     """The coverage keys the model can produce under a config (the coverage denominator)."""
-    coverage_artifacts: tuple[CoverageArtifact, ...] = ()
     explore: Callable[..., Any] | None = None
     """Breadth-first search of the slice's model (``kconform explore``), if it has one."""
     bmc: Callable[..., Any] | None = None
     """Bounded model checking of the slice's model (``kconform bmc``), if it has one."""
 
-    # Replay, reports, traces
-    state_table: Callable[[Any, dict[int, dict[str, Any]] | None], RenderableType] | None = None
-    """Model state (and the implementation's snapshot) at a failing step, for ``kconform replay``;
-    None: the state's repr is printed."""
-    report_html: Callable[[Any], str] | None = None
-    """The HTML report of one counterexample file of the slice (traces.report)."""
-    make_workload: Callable[[Any, C], Any] | None = None
-    """The seeded random workload of trace generation (``kconform generate``): (random.Random, config)."""
-    workload_module: str | None = None
-    """Where the workload is defined (recorded in corpus manifests)."""
-    miner_invariants: Callable[[], tuple[str, ...]] | None = None
-    """The stream invariants of the miner (traces/mine) that read this slice's events."""
 
-
-__all__ = ["CoverageArtifact", "Slice", "SliceJudge", "ZooRunner"]
+__all__ = ["Slice", "SliceJudge", "ZooRunner"]

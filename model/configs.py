@@ -22,9 +22,12 @@ SLICES: tuple[str, ...] = (REPLICATION, TXN)
 """The slices, in the order the gate runs them."""
 
 
-def slice_of(cfg: AnyConfig) -> str:
-    """The slice a configuration belongs to."""
-    return TXN if isinstance(cfg, TxnConfig) else REPLICATION
+def slice_of(cfg: object) -> str:
+    """The slice a configuration belongs to (by its exact type); ConfigError for an unknown type."""
+    try:
+        return _NAMES[type(cfg)]
+    except KeyError:
+        raise ConfigError(f"{type(cfg).__name__} is no slice's configuration") from None
 
 
 def replication_from_json(obj: dict[str, Any]) -> ReplicationConfig:
@@ -37,16 +40,22 @@ _PARSERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     TXN: TxnConfig.from_json,
 }
 """Slice name -> the parser of its JSON config (the whole object, ``slice`` key included)."""
+_NAMES: dict[type, str] = {ReplicationConfig: REPLICATION, TxnConfig: TXN}
+"""Configuration type -> its slice's name."""
 
 
-def register_config(name: str, parse: Callable[[dict[str, Any]], Any]) -> None:
-    """Make ``config_from_json`` read configs whose ``slice`` key is ``name`` with ``parse``."""
+def register_config(name: str, config_type: type, parse: Callable[[dict[str, Any]], Any]) -> None:
+    """Make ``config_from_json`` read configs whose ``slice`` key is ``name`` with ``parse``, and
+    ``slice_of`` name the slice of a ``config_type`` value."""
     _PARSERS[name] = parse
+    _NAMES[config_type] = name
 
 
 def unregister_config(name: str) -> None:
-    """Forget the parser of slice ``name`` (a test's fake slice cleans up with it)."""
+    """Forget slice ``name``'s parser and type (a test's fake slice cleans up with it)."""
     _PARSERS.pop(name, None)
+    for config_type in [t for t, n in _NAMES.items() if n == name]:
+        del _NAMES[config_type]
 
 
 def config_from_json(obj: Any) -> AnyConfig:

@@ -1,6 +1,7 @@
 """A third slice needs no change to shared code: a tiny fake slice, registered in a test, goes
-through the gate (campaign, coverage, self-check), counterexample files, replay and the command
-line by its registration alone.
+through the gate (campaign, coverage, self-check), counterexample files, reports, replay, trace
+generation and the command line by its registrations alone (its ``Slice`` in
+conformance.registry, its ``SliceTools`` in traces.tools).
 
 The fake slice models one thing: a clock that never goes back. Its judge accepts ``ClockAdvanced``
 events whose time is not below the model's; its reference implementation reports the clock after
@@ -12,6 +13,7 @@ non-conformance.
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,9 @@ from kconform.model.configs import config_from_json
 from kconform.traces import events as ev
 from kconform.traces import operations as ops
 from kconform.traces.counterexample import read_counterexample
+from kconform.traces.generate import Plan, generate
+from kconform.traces.oracle import run_oracle
+from kconform.traces.tools import SliceTools, register_tools, unregister_tools
 
 NAME = "fake-clock"
 MUTANT = "fake-clock-goes-back"
@@ -138,6 +143,16 @@ def _report(cx: Any) -> str:
     return f"<html><body>{cx.verdict['kind']}</body></html>"
 
 
+class ClockWorkload:
+    """The fake slice's trace workload: clock jumps of a seeded random length."""
+
+    def __init__(self, rng: random.Random, config: ClockConfig) -> None:
+        self.rng = rng
+
+    def next(self) -> ops.Operation:
+        return ops.Advance(ms=self.rng.choice((100, 1_000)))
+
+
 FAKE: Slice[ClockConfig] = Slice(
     name=NAME,
     title="a clock that never goes back (a test's fake slice)",
@@ -154,17 +169,19 @@ FAKE: Slice[ClockConfig] = Slice(
     first_failing_scenario=_zoo,
     scenarios=lambda: SCENARIOS,
     reachable_keys=lambda cfg: frozenset({"clock_advanced"}),
-    report_html=_report,
 )
+FAKE_TOOLS = SliceTools(name=NAME, report_html=_report, make_workload=ClockWorkload, workload_module=__name__)
 
 
 @pytest.fixture
 def fake() -> Iterator[Slice[ClockConfig]]:
     registry.register(FAKE)
+    register_tools(FAKE_TOOLS)
     try:
         yield FAKE
     finally:
         registry.unregister(NAME)
+        unregister_tools(NAME)
 
 
 def _options(tmp_path: Path, **kw: Any) -> GateOptions:
@@ -209,3 +226,12 @@ def test_without_registration_the_fake_slice_is_unknown() -> None:
         registry.for_config(ClockConfig())
     with pytest.raises(ConfigError, match="unknown slice 'fake-clock'"):
         config_from_json({"slice": NAME})
+
+
+def test_trace_generation_and_the_oracle_run_the_fake_slice(fake: Slice[ClockConfig], tmp_path: Path) -> None:
+    result = generate(tmp_path / "corpus", Plan(events=120, seed=1, trace_events=40, config=ClockConfig()))
+    manifest = result.manifest
+    assert manifest.events >= 120
+    assert manifest.generator["slice"] == NAME and manifest.traces[0].config == ClockConfig().to_json()
+    oracle = run_oracle(tmp_path / "corpus", manifest)
+    assert oracle.events == manifest.events and not oracle.flagged and not oracle.read.errors

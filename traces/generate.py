@@ -32,7 +32,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 from kconform.conformance.registry import for_config
 from kconform.impl.mutants import check_mutants, config_for
@@ -49,6 +49,7 @@ from kconform.traces.corpus import (
     write_bucket,
     write_manifest,
 )
+from kconform.traces.tools import TraceWorkload, tools_for
 
 FAMILIES = ("consume", "scheduling", "message-faults", "lag", "crash", "isolate", "leadership")
 """Fault / operation families switched on or off per trace (swarm testing, as conformance.machine)."""
@@ -118,7 +119,7 @@ class Plan:
             "target_events": self.events,
             "trace_events": self.trace_events,
             "plant": {name: n for name, n in self.plant},
-            "workload": f"{for_config(self.config).workload_module} (seeded random operations, swarm fault families)",
+            "workload": f"{tools_for(self.config).workload_module} (seeded random operations, swarm fault families)",
         }
 
 
@@ -224,19 +225,9 @@ class Workload(SwarmWorkload[ops.Operation]):
         return ops.Heal()
 
 
-class TraceWorkload(Protocol):
-    """What a trace needs of a workload: the next operation."""
-
-    def next(self) -> ops.Operation: ...
-
-
 def make_workload(rng: random.Random, config: AnyConfig) -> TraceWorkload:
     """The random workload of ``config``'s slice."""
-    make = for_config(config).make_workload
-    if make is None:
-        raise ValueError(f"the {slice_of(config)} slice has no trace workload")
-    workload: TraceWorkload = make(rng, config)
-    return workload
+    return tools_for(config).make_workload(rng, config)
 
 
 def run_trace(

@@ -24,6 +24,7 @@ from kconform.model.state import State
 from kconform.traces.counterexample import Counterexample
 from kconform.traces.events import Event
 from kconform.traces.operations import Boot, Operation
+from kconform.traces.tools import tools_for
 
 
 class ReplayOptions(Protocol):
@@ -211,7 +212,7 @@ def run_replay(cx: Counterexample, options: ReplayOptions, console: Console | No
     if f.event is not None:
         console.print(f"  event: {f.event.to_json()}")
     console.print(f"  {f.message}")
-    view = for_config(cx.config).state_table
+    view = tools_for(cx.config).state_table
     if view is not None and result.model_state is not None:
         console.print(view(result.model_state, result.impl_snapshot))
     elif result.model_state is not None:

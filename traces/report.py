@@ -17,7 +17,6 @@ from html import escape
 from pathlib import Path
 
 from kconform.conformance.judge import Finding
-from kconform.conformance.registry import for_config
 from kconform.conformance.runner import LockstepRun
 from kconform.model.config import ReplicationConfig
 from kconform.model.state import State
@@ -26,6 +25,7 @@ from kconform.traces.counterexample import Counterexample, format_program
 from kconform.traces.events import Entry
 from kconform.traces.operations import Boot, ModelAction, Operation
 from kconform.traces.replay import RecordedEvents
+from kconform.traces.tools import tools_for
 
 START_UP = -1
 """The step index of the start-up frame (files whose steps do not begin with ``boot``)."""
@@ -313,11 +313,8 @@ tr.failing { background: #ffe0e0; }
 
 def render_html(cx: Counterexample) -> str:
     """A self-contained HTML page (inline CSS and SVG) for ``cx``, drawn by its slice's
-    ``report_html`` (conformance.slice.Slice)."""
-    draw = for_config(cx.config).report_html
-    if draw is None:
-        raise ValueError(f"the {type(cx.config).__name__} slice draws no report")
-    return draw(cx)
+    ``report_html`` (traces.tools)."""
+    return tools_for(cx.config).report_html(cx)
 
 
 def render_replication_html(cx: Counterexample) -> str:

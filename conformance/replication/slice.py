@@ -13,7 +13,6 @@ from kconform.impl.mutants import mutants_of
 from kconform.model import invariants
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import REPLICATION, replication_from_json
-from kconform.traces import generate, replay, report
 
 
 def describe(cfg: ReplicationConfig) -> str:
@@ -39,8 +38,4 @@ SLICE: Slice[ReplicationConfig] = Slice(
     reachable_keys=reachable_keys,
     explore=explore.explore,
     bmc=bmc.bmc,
-    state_table=replay.state_table,
-    report_html=report.render_replication_html,
-    make_workload=generate.Workload,
-    workload_module="kconform.traces.generate",
 )

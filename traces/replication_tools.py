@@ -1,0 +1,18 @@
+"""The replication slice's trace tools (traces.tools): the report with the per-replica log
+timeline, the replay state table and the trace-generation workload."""
+
+from __future__ import annotations
+
+from kconform.model.configs import REPLICATION
+from kconform.traces.generate import Workload
+from kconform.traces.replay import state_table
+from kconform.traces.report import render_replication_html
+from kconform.traces.tools import SliceTools
+
+TOOLS = SliceTools(
+    name=REPLICATION,
+    report_html=render_replication_html,
+    make_workload=Workload,
+    workload_module="kconform.traces.generate",
+    state_table=state_table,
+)

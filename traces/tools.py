@@ -1,0 +1,111 @@
+"""Each slice's trace tools, registered by slice name: its counterexample report, its replay state
+table, its trace-generation workload and the pictures the gate draws of its coverage.
+
+These sit above the judge (the trace tools run it), so they are not part of the conformance
+``Slice`` (conformance.slice): a slice registers its ``SliceTools`` here, in the same way, and the
+tools find the slice of a configuration through the conformance registry. Built-in tools are
+modules named in ``BUILTIN_TOOLS`` (each defining ``TOOLS``), imported on first use; adding a
+slice's tools is one line there.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from rich.console import RenderableType
+
+from kconform.conformance.registry import for_config
+from kconform.traces import operations as ops
+from kconform.traces.counterexample import Counterexample
+
+
+class TraceWorkload(Protocol):
+    """What a trace needs of a workload: the next operation."""
+
+    def next(self) -> ops.Operation: ...
+
+
+@dataclass(frozen=True)
+class CoverageArtifact:
+    """A file the gate writes beside coverage.json after a campaign (a picture of what was covered).
+    ``write(out_dir, covered, cfg, summary)`` writes it and returns its path; ``label`` is the
+    console line shown before the path."""
+
+    label: str
+    write: Callable[[Path, dict[str, int], Any, str], Path]
+
+
+@dataclass(frozen=True)
+class SliceTools:
+    """One slice's trace tools; ``name`` is the slice's (conformance.registry)."""
+
+    name: str
+    report_html: Callable[[Counterexample], str]
+    """The HTML report of one counterexample file of the slice (traces.report)."""
+    make_workload: Callable[[random.Random, Any], TraceWorkload]
+    """The seeded random workload of trace generation (``kconform generate``)."""
+    workload_module: str
+    """Where the workload is defined (recorded in corpus manifests)."""
+    state_table: Callable[[Any, dict[int, dict[str, Any]] | None], RenderableType] | None = None
+    """Model state (and the implementation's snapshot) at a failing step, for ``kconform replay``;
+    None: the state's repr is printed."""
+    coverage_artifacts: tuple[CoverageArtifact, ...] = ()
+
+
+BUILTIN_TOOLS: dict[str, str] = {
+    "replication": "kconform.traces.replication_tools",
+    "txn": "kconform.traces.txn_tools",
+}
+"""Slice name -> the module defining its ``TOOLS``. Adding a slice's tools is one line here."""
+
+_tools: dict[str, SliceTools] = {}
+
+
+def register_tools(tools: SliceTools) -> SliceTools:
+    """Add ``tools`` for the slice ``tools.name`` (replacing none: a second entry is an error)."""
+    other = _tools.get(tools.name)
+    if other is not None and other is not tools:
+        raise ValueError(f"the {tools.name!r} slice has trace tools registered already")
+    _tools[tools.name] = tools
+    return tools
+
+
+def unregister_tools(name: str) -> None:
+    """Forget the tools of slice ``name`` (a test's fake slice cleans up with it)."""
+    _tools.pop(name, None)
+
+
+def tools_of(name: str) -> SliceTools:
+    """The trace tools of the slice ``name``; LookupError if it has none."""
+    found = _tools.get(name)
+    if found is not None:
+        return found
+    module = BUILTIN_TOOLS.get(name)
+    if module is None:
+        raise LookupError(f"the {name!r} slice has no trace tools (reports, replay views, workloads)")
+    defined = getattr(importlib.import_module(module), "TOOLS", None)
+    if not isinstance(defined, SliceTools) or defined.name != name:
+        raise TypeError(f"{module} defines no TOOLS for the {name!r} slice (a traces.tools.SliceTools)")
+    return register_tools(defined)
+
+
+def tools_for(cfg: object) -> SliceTools:
+    """The trace tools of the slice of configuration ``cfg``."""
+    return tools_of(for_config(cfg).name)
+
+
+__all__ = [
+    "BUILTIN_TOOLS",
+    "CoverageArtifact",
+    "SliceTools",
+    "TraceWorkload",
+    "register_tools",
+    "tools_for",
+    "tools_of",
+    "unregister_tools",
+]
