@@ -1,0 +1,95 @@
+"""A client worker: one logical probe process (one producer and/or consumer instance) in its own OS process.
+
+``python -m kconform.conformance.probe.worker --client confluent-kafka|kafka-python`` reads one JSON
+command per line on stdin and answers each with exactly one JSON line on stdout, so the runner can
+drive many clients concurrently from one thread and kill a stuck one without harming the others. The
+first line it writes is ``{"ready": true, "client": ..., "client_version": ...}``.
+
+Command: ``{"cmd": NAME, "args": {...}, "timeout": seconds}``. Answer: ``{"outcome": "ok" | "fail" |
+"info", "value": ..., "error": null | {"code", "name", "message"}}`` in the history's sense: ``fail``
+only when the client says the operation definitely did not take effect, ``info`` when its effect is
+unknown (a timeout, a lost connection, an unclassified error). Commands (see the adapters in
+:mod:`kconform.conformance.probe.client_ck` and :mod:`kconform.conformance.probe.client_kp`):
+``producer``, ``send``, ``init``, ``txn``, ``consumer``, ``assign``, ``subscribe``, ``poll``, ``seek``,
+``commit``, ``fetch-offsets``, ``topics`` (create topics / read partition counts), ``close``.
+Every client call is given a timeout; a worker that misses its deadline is killed by the runner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+Json = Any
+Answer = tuple[str, Json, Json]
+"""(outcome, value, error) of one command."""
+
+CLIENTS = ("confluent-kafka", "kafka-python")
+
+
+class ClientAdapter(Protocol):
+    """What a client library offers the worker; each method returns an :data:`Answer`."""
+
+    name: str
+    version: str
+
+    def run(self, cmd: str, args: dict[str, Json], timeout: float) -> Answer: ...
+
+
+def make_adapter(client: str) -> ClientAdapter:
+    """The adapter for ``client`` (imported lazily: a worker loads one client library only)."""
+    if client == "confluent-kafka":
+        from kconform.conformance.probe.client_ck import ConfluentAdapter
+
+        return ConfluentAdapter()
+    if client == "kafka-python":
+        from kconform.conformance.probe.client_kp import KafkaPythonAdapter
+
+        return KafkaPythonAdapter()
+    raise ValueError(f"unknown client {client!r} (known: {', '.join(CLIENTS)})")
+
+
+def error(name: str, message: str, code: int | None = None) -> dict[str, Json]:
+    """An ``error`` object of the history."""
+    return {"code": code, "name": name, "message": message}
+
+
+def serve(adapter: ClientAdapter, stdin: Any, stdout: Any) -> int:
+    """Answer commands until ``close`` or end of input; never raises on a bad command."""
+    stdout.write(json.dumps({"ready": True, "client": adapter.name, "client_version": adapter.version}) + "\n")
+    stdout.flush()
+    for line in stdin:
+        try:
+            command = json.loads(line)
+            cmd = str(command["cmd"])
+            args = dict(command.get("args") or {})
+            timeout = float(command.get("timeout", 10.0))
+        except (ValueError, KeyError, TypeError) as e:
+            answer: Answer = ("fail", None, error("BAD_COMMAND", f"unreadable command: {e}"))
+            cmd = "?"
+        else:
+            try:
+                answer = adapter.run(cmd, args, timeout)
+            except Exception as e:  # an unexpected client exception: effect unknown
+                answer = ("info", None, error(type(e).__name__, f"{e}\n{traceback.format_exc(limit=3)}"))
+        outcome, value, err = answer
+        stdout.write(json.dumps({"outcome": outcome, "value": value, "error": err}) + "\n")
+        stdout.flush()
+        if cmd == "close":
+            return 0
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="worker")
+    parser.add_argument("--client", choices=CLIENTS, default="confluent-kafka")
+    args = parser.parse_args(argv)
+    return serve(make_adapter(args.client), sys.stdin, sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
