@@ -84,7 +84,7 @@ class Cluster:
             run = NodeRun(node.name, argv, port, advertised, self.log_dir / f"{node.name}.log")
             self.nodes[node.name] = run
             if self.target.proxy and port is not None and advertised is not None:
-                run.proxy = Proxy(advertised, port, pids=lambda: [c.pid for c in self.group.children()])
+                run.proxy = Proxy(advertised, port)
             self._launch(run)
         return self.bootstrap()
 

@@ -47,7 +47,7 @@ class Nemesis:
             self.kinds.append("restart")
         if allowed.get("proxy"):
             self.kinds += ["delay", "reset", "partition"]
-        self.next_at = time.monotonic() + self.rng.uniform(*interval_s)
+        self.next_at: float | None = None  # the first fault comes one interval after the workload starts
         self.undo: tuple[float, str, dict[str, Any]] | None = None
         self.counts: dict[str, int] = {}
 
@@ -63,6 +63,8 @@ class Nemesis:
 
     def __call__(self, elapsed: float) -> None:
         now = time.monotonic()
+        if self.next_at is None:
+            self.next_at = now + self.rng.uniform(*self.interval_s)
         if self.undo is not None and (elapsed < 0 or now >= self.undo[0]):
             _, f, value = self.undo
             self.undo = None

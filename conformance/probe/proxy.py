@@ -7,8 +7,8 @@ connection to the broker's real listener. Faults, all bounded by the nemesis tha
 - ``reset()``: every open connection is closed with an RST (SO_LINGER 0), like a crashed peer;
 - ``partition(pids)``: connections whose client end belongs to one of ``pids`` stop moving bytes (new
   ones are accepted and held), like packets dropped on the wire while TCP keeps retrying;
-  ``heal()`` resumes them. Which OS process owns a connection is read from the kernel when it is
-  accepted (psutil), so one client can be cut from one broker while the others still reach it.
+  ``heal()`` resumes them. Which OS process owns a connection is read from the kernel (psutil) when
+  the partition starts, so one client can be cut from one broker while the others still reach it.
 
 Every thread is a daemon, every blocking call has a timeout, and :meth:`Proxy.close` stops them all.
 """
@@ -20,7 +20,6 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable
 
 import psutil
 
@@ -41,9 +40,21 @@ def owner_pid(peer_port: int, candidates: list[int]) -> int | None:
     return None
 
 
+def ports_of(pids: list[int]) -> set[int]:
+    """The local TCP ports of every socket the processes ``pids`` hold."""
+    ports: set[int] = set()
+    for pid in pids:
+        try:
+            ports.update(c.laddr.port for c in psutil.Process(pid).net_connections(kind="tcp4") if c.laddr)
+        except (psutil.Error, OSError):
+            continue
+    return ports
+
+
 class _Conn:
-    def __init__(self, client: socket.socket, server: socket.socket, pid: int | None) -> None:
-        self.client, self.server, self.pid = client, server, pid
+    def __init__(self, client: socket.socket, server: socket.socket, peer_port: int) -> None:
+        self.client, self.server, self.peer_port = client, server, peer_port
+        self.blocked = False
         self.closed = threading.Event()
 
     def close(self, reset: bool = False) -> None:
@@ -61,9 +72,8 @@ class _Conn:
 class Proxy:
     """Forwards ``127.0.0.1:listen_port`` to ``127.0.0.1:upstream_port``; see the module docstring."""
 
-    def __init__(self, listen_port: int, upstream_port: int, pids: Callable[[], list[int]] | None = None) -> None:
+    def __init__(self, listen_port: int, upstream_port: int) -> None:
         self.listen_port, self.upstream_port = listen_port, upstream_port
-        self._pids = pids or (lambda: [])
         self._lock = threading.Lock()
         self._conns: list[_Conn] = []
         self._delay_s = 0.0
@@ -92,21 +102,31 @@ class Proxy:
         return len(conns)
 
     def partition(self, pids: list[int] | None = None) -> None:
-        """Stop moving bytes for connections of ``pids`` (None: of every client)."""
+        """Stop moving bytes for connections of ``pids`` (None: of every client).
+
+        The owners are read from the kernel now for open connections, and on accept for new ones
+        while the partition lasts (only then: the lookup costs a scan of the processes' sockets)."""
         with self._lock:
             if pids is None:
                 self._block_all = True
-            else:
-                self._blocked.update(pids)
+                return
+            self._blocked.update(pids)
+            conns = list(self._conns)
+        ports = ports_of(list(pids))
+        for c in conns:
+            if c.peer_port in ports:
+                c.blocked = True
 
     def heal(self) -> None:
         """Undo every partition."""
         with self._lock:
             self._blocked.clear()
             self._block_all = False
+            for c in self._conns:
+                c.blocked = False
 
     def _is_blocked(self, conn: _Conn) -> bool:
-        return self._block_all or (conn.pid is not None and conn.pid in self._blocked)
+        return self._block_all or conn.blocked
 
     # -- forwarding --------------------------------------------------------------------------------
     def _accept_loop(self) -> None:
@@ -123,8 +143,11 @@ class Proxy:
                 with contextlib.suppress(OSError):
                     client.close()
                 continue
-            pid = owner_pid(addr[1], self._pids())
-            conn = _Conn(client, server, pid)
+            conn = _Conn(client, server, addr[1])
+            with self._lock:
+                blocked = list(self._blocked)
+            if blocked and owner_pid(addr[1], blocked) is not None:
+                conn.blocked = True
             for s in (client, server):
                 s.settimeout(_TICK_S)
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

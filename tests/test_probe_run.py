@@ -1,0 +1,154 @@
+"""Live probe runs against the shipped targets: histories come out whole and every process is torn down.
+
+Fast tier: a short run against librdkafka's mock cluster and against Tansu (confluent-kafka), and a
+Ctrl-C in the middle of a run. Slow tier: kafka-python against Tansu, and longer runs with faults.
+Leftover processes are found by an environment marker every child inherits.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import psutil
+import pytest
+
+from kconform.conformance.probe.history import read_history
+from kconform.conformance.probe.runner import ProbeError, ProbeOptions, run_probe
+
+MARK = "KCONFORM_PROBE_TEST_RUN"
+
+
+def _leftovers(mark: str) -> list[str]:
+    """Live processes (not zombies, not this one) that carry the marker in their environment."""
+    found = []
+    for p in psutil.process_iter():
+        if p.pid == os.getpid():
+            continue
+        try:
+            if p.environ().get(MARK) == mark and p.status() != psutil.STATUS_ZOMBIE:
+                found.append(" ".join(p.cmdline())[:120])
+        except psutil.Error:
+            continue
+    return found
+
+
+@pytest.fixture
+def mark(monkeypatch: pytest.MonkeyPatch) -> str:
+    value = uuid.uuid4().hex
+    monkeypatch.setenv(MARK, value)
+    return value
+
+
+def _check_history(path: Path) -> Counter[tuple[str, str]]:
+    _header, events, warnings = read_history(path)
+    assert warnings == []
+    kinds = Counter((e.f, e.type) for e in events)
+    # writes were acknowledged, and the drain read them back
+    assert kinds[("send", "ok")] > 0
+    polled = [e for e in events if e.f == "poll" and e.type == "ok" and e.value is not None]
+    seen = {r.value for e in polled for r in e.value.records}  # type: ignore[union-attr]
+    assert any(v.startswith("p") and ".t-." in v for v in seen)
+    return kinds
+
+
+@pytest.mark.parametrize("target", ["librdkafka-mock", "tansu"])
+def test_short_run_against_a_shipped_target(target: str, tmp_path: Path, mark: str) -> None:
+    run = run_probe(ProbeOptions(target=target, ops=120, seconds=20, out_dir=tmp_path))
+    kinds = _check_history(run.history)
+    assert kinds[("txn", "ok")] + kinds[("txn", "fail")] + kinds[("txn", "info")] > 0
+    assert kinds[("init", "ok")] > 0
+    assert run.ops >= 120
+    header, _, _ = read_history(run.history)
+    assert header.target == target and header.client == "confluent-kafka"
+    assert {s.what for s in header.skipped} >= {"fault kill", "fault restart"}
+    assert _leftovers(mark) == []
+
+
+def test_capabilities_switch_parts_of_the_workload_off(tmp_path: Path, mark: str) -> None:
+    run = run_probe(
+        ProbeOptions(target="tansu", capabilities="transactions=false,groups=false", ops=20, out_dir=tmp_path)
+    )
+    kinds = _check_history(run.history)
+    assert not any(f in ("txn", "init", "subscribe", "commit") for f, _ in kinds)
+    header, _, _ = read_history(run.history)
+    assert any("transactions" in s.what and "transactions=false" in s.why for s in header.skipped)
+    assert _leftovers(mark) == []
+
+
+def test_bad_target_and_bad_bootstrap_are_harness_errors(tmp_path: Path) -> None:
+    with pytest.raises(ProbeError, match="no shipped target"):
+        run_probe(ProbeOptions(target="nope", out_dir=tmp_path))
+    with pytest.raises(ProbeError, match=r"127\.0\.0\.1 only"):
+        run_probe(ProbeOptions(bootstrap_server="10.1.2.3:9092", out_dir=tmp_path))
+    with pytest.raises(ProbeError, match="exactly one"):
+        run_probe(ProbeOptions(out_dir=tmp_path))
+
+
+def test_a_target_that_never_gets_ready_is_torn_down(tmp_path: Path, mark: str) -> None:
+    target = tmp_path / "dead.toml"
+    target.write_text(
+        textwrap.dedent(
+            """\
+            [target]
+            name = "never-ready"
+            ready_timeout_s = 2
+            [[node]]
+            name = "n0"
+            start = ["{python}", "-c", "import time; time.sleep(60)"]
+            """
+        )
+    )
+    with pytest.raises(ProbeError, match="did not accept connections"):
+        run_probe(ProbeOptions(target=str(target), ops=5, out_dir=tmp_path))
+    assert _leftovers(mark) == []
+
+
+RUN_AND_WAIT = """\
+import sys
+from pathlib import Path
+from kconform.conformance.probe.procs import Interrupted
+from kconform.conformance.probe.runner import ProbeOptions, run_probe
+try:
+    run_probe(ProbeOptions(target=sys.argv[1], seconds=60, out_dir=Path(sys.argv[2])))
+except Interrupted:
+    sys.exit(130)
+sys.exit(0)
+"""
+
+
+def test_ctrl_c_mid_run_tears_everything_down(tmp_path: Path, mark: str) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", RUN_AND_WAIT, "tansu", str(tmp_path)])
+    try:
+        history = tmp_path / "history-tansu-confluent-kafka-7.jsonl"
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline and (not history.exists() or history.stat().st_size < 3000):
+            time.sleep(0.2)
+        assert history.exists(), "the run never started writing its history"
+        assert _leftovers(mark), "the run should have live children mid-run"
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=5)
+    assert _leftovers(mark) == []
+    _, events, _ = read_history(history)  # the prefix written before the interrupt is a valid history
+    assert events
+
+
+@pytest.mark.slow
+def test_kafka_python_client_against_tansu(tmp_path: Path, mark: str) -> None:
+    run = run_probe(ProbeOptions(target="tansu", client="kafka-python", ops=60, seconds=30, out_dir=tmp_path))
+    kinds = _check_history(run.history)
+    assert kinds[("init", "ok")] > 0
+    header, _, _ = read_history(run.history)
+    assert header.client == "kafka-python"
+    assert _leftovers(mark) == []
