@@ -152,3 +152,26 @@ def test_kafka_python_client_against_tansu(tmp_path: Path, mark: str) -> None:
     header, _, _ = read_history(run.history)
     assert header.client == "kafka-python"
     assert _leftovers(mark) == []
+
+
+@pytest.mark.slow
+def test_bootstrap_server_mode_against_a_cluster_we_did_not_start(tmp_path: Path, mark: str) -> None:
+    helper = subprocess.Popen(
+        [sys.executable, "-m", "kconform.conformance.probe.mock_cluster", "--brokers", "1"],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert helper.stdout is not None
+        line = helper.stdout.readline().strip()
+        assert line.startswith("bootstrap: ")
+        run = run_probe(ProbeOptions(bootstrap_server=line.split(" ", 1)[1], ops=60, out_dir=tmp_path))
+        _check_history(run.history)
+        header, _, _ = read_history(run.history)
+        assert header.target == "bootstrap"
+        assert any(s.what == "faults (nemesis)" for s in header.skipped)
+    finally:
+        helper.send_signal(signal.SIGTERM)
+        helper.wait(timeout=10)
+    assert _leftovers(mark) == []
