@@ -4,9 +4,12 @@ Outcome rules (what makes an operation ``fail`` rather than ``info``): librdkafk
 requests internally, so a delivery error only proves the record was *not* written when the record never
 left the client or the error is one no broker write precedes (:data:`DEFINITE_PRODUCE_ERRORS`);
 a timed-out message "may have been persisted" (librdkafka's ``RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED``),
-so it is ``info``. A transaction is ``fail`` when librdkafka reports a fatal fencing error
-(PRODUCER_FENCED / INVALID_PRODUCER_EPOCH, KIP-98's zombie fencing: EndTxn was refused) or an abortable
-error after which our abort succeeded (``txn_requires_abort``, KIP-98); any other error is ``info``.
+so it is ``info``. A transaction is ``fail`` when it raised before we asked to commit (fenced while
+producing, a record not delivered: without EndTxn(commit) the coordinator can only abort it, KIP-98), or
+when an abortable error (``txn_requires_abort``) was followed by a completed abort. An error raised by
+``commit_transaction`` itself is ``info``, even PRODUCER_FENCED: a retried EndTxn whose first attempt
+committed is answered PRODUCER_FENCED once a newer instance has bumped the epoch (Kafka's
+TransactionCoordinator.endTransaction checks the epoch before the state).
 Reads (poll, fetch-offsets, assign, seek) change nothing, so their errors are ``fail``.
 """
 
@@ -35,7 +38,6 @@ DEFINITE_PRODUCE_ERRORS = frozenset(
         "_INVALID_ARG",
     }
 )
-FENCED = frozenset({"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH", "_FENCED", "INVALID_PRODUCER_ID_MAPPING"})
 
 
 def _err(e: Any) -> dict[str, Json]:
@@ -235,10 +237,9 @@ class ConfluentAdapter:
 
         producer = self.producer
         results: list[dict[str, Json]] = [dict(r, offset=None) for r in args["records"]]
-        begun = False
+        committing = False  # from here on EndTxn(commit) may have reached the coordinator
         try:
             producer.begin_transaction()
-            begun = True
             results = self._produce(list(args["records"]))
             producer.flush(left())
             for r in results:
@@ -246,11 +247,9 @@ class ConfluentAdapter:
             undelivered = next((r["error"] for r in results if "error" in r), None)
             if undelivered is not None:
                 # A record of the transaction failed: librdkafka requires an abort (txn_requires_abort).
-                try:
+                with contextlib.suppress(ck.KafkaException):
                     producer.abort_transaction(left())
-                except ck.KafkaException as e2:
-                    return ("info", {"records": results}, dict(_err(e2), dead=True))
-                return ("fail", {"records": results}, undelivered)
+                return ("fail", {"records": results}, dict(undelivered, dead=True))
             offsets = args.get("offsets")
             if offsets:
                 if self.consumer is None:
@@ -258,31 +257,38 @@ class ConfluentAdapter:
                 tps = [_tp(k, int(v)) for k, v in offsets["offsets"].items()]
                 producer.send_offsets_to_transaction(tps, self.consumer.consumer_group_metadata(), left())
             if args["end"] == "commit":
+                committing = True
                 producer.commit_transaction(left())
             else:
                 producer.abort_transaction(left())
         except ck.KafkaException as e:
-            return self._txn_failure(e, results, begun, left())
+            return self._txn_failure(e, results, committing, left())
         except (SystemError, RuntimeError) as e:
-            # confluent-kafka can surface a fatal producer error as a bare SystemError from flush().
-            return ("info", {"records": results}, dict(error(type(e).__name__, str(e)), dead=True))
+            # confluent-kafka surfaces some fatal producer errors (fencing) as a bare SystemError from flush().
+            err = dict(error(type(e).__name__, str(e)), dead=True)
+            return ("info" if committing else "fail", {"records": results}, err)
         return ("ok", {"records": results}, None)
 
-    def _txn_failure(self, e: ck.KafkaException, results: list[dict[str, Json]], begun: bool, left: float) -> Answer:
+    def _txn_failure(
+        self, e: ck.KafkaException, results: list[dict[str, Json]], committing: bool, left: float
+    ) -> Answer:
+        """The outcome of a transaction that raised: see the module docstring."""
         assert self.producer is not None
         kerr = _kerr(e)
         err = _err(e)
         value = {"records": results}
-        if kerr is None:
-            return ("info", value, dict(err, dead=True))
-        if kerr.fatal():
-            # KIP-98: a fenced producer's EndTxn / Produce is refused, so its transaction did not commit.
-            return ("fail" if kerr.name() in FENCED else "info", value, dict(err, dead=True))
-        if kerr.txn_requires_abort() and begun:
+        abortable = kerr is not None and not kerr.fatal() and kerr.txn_requires_abort()
+        aborted = False
+        if abortable:
             try:
                 self.producer.abort_transaction(left)
-            except ck.KafkaException as e2:
-                return ("info", value, dict(_err(e2), dead=True))
+                aborted = True
+            except ck.KafkaException:
+                pass
+        if not committing:
+            # Commit was never asked for: the coordinator can only abort this transaction.
+            return ("fail", value, dict(err, dead=not aborted))
+        if aborted:
             return ("fail", value, err)
         return ("info", value, dict(err, dead=True))
 

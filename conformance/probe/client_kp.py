@@ -1,9 +1,10 @@
 """The kafka-python adapter of the probe worker (the second, pure-Python client).
 
 Outcome rules as for confluent-kafka (:mod:`kconform.conformance.probe.client_ck`): a produce is ``fail``
-only when the error proves nothing reached a broker (:data:`DEFINITE_PRODUCE_ERRORS`), a fenced
-transaction (ProducerFencedError / InvalidProducerEpochError, KIP-98) is ``fail``, an aborted one after an
-abortable error is ``fail``; timeouts and anything unclassified are ``info``. Reads' errors are ``fail``.
+only when the error proves nothing reached a broker (:data:`DEFINITE_PRODUCE_ERRORS`); a transaction is
+``fail`` when it raised before we asked to commit, or when ``commit_transaction`` was refused by the
+client's own state check (nothing sent); an error of the commit itself is ``info``. Reads' errors are
+``fail``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ DEFINITE_PRODUCE_ERRORS = frozenset(
         "INVALID_REQUIRED_ACKS",
     }
 )
-FENCED = frozenset({"PRODUCER_FENCED", "INVALID_PRODUCER_EPOCH"})
 
 
 def _name(e: BaseException) -> str:
@@ -77,7 +77,11 @@ class KafkaPythonAdapter:
         created: dict[str, str] = {}
         if args.get("create", True):
             try:
-                admin = KafkaAdminClient(bootstrap_servers=args["bootstrap"], request_timeout_ms=int(timeout * 1000))
+                admin = KafkaAdminClient(
+                    bootstrap_servers=args["bootstrap"],
+                    request_timeout_ms=int(timeout * 1000),
+                    bootstrap_timeout_ms=int(timeout * 1000),
+                )
                 try:
                     admin.create_topics(
                         [NewTopic(t, n, int(args.get("replication_factor", 1))) for t, n in wanted.items()],
@@ -90,9 +94,15 @@ class KafkaPythonAdapter:
                     admin.close()
             except kerrors.KafkaError as e:
                 created = dict.fromkeys(wanted, _name(e))
-        consumer = KafkaConsumer(
-            bootstrap_servers=args["bootstrap"], allow_auto_create_topics=True, request_timeout_ms=int(timeout * 1000)
-        )
+        try:
+            consumer = KafkaConsumer(
+                bootstrap_servers=args["bootstrap"],
+                allow_auto_create_topics=True,
+                request_timeout_ms=int(timeout * 1000),
+                bootstrap_timeout_ms=int(timeout * 1000),
+            )
+        except kerrors.KafkaError as e:
+            return ("fail", {"created": created}, _err(e))
         counts: dict[str, int] = {}
         deadline = time.monotonic() + timeout
         try:
@@ -198,6 +208,7 @@ class KafkaPythonAdapter:
         if self.producer is None:
             return ("fail", None, error("NO_PRODUCER", "txn before producer"))
         results: list[dict[str, Json]] = [dict(r, offset=None) for r in args["records"]]
+        committing = False  # from here on EndTxn(commit) may have reached the coordinator
         try:
             self.producer.begin_transaction()
             results = self._produce(list(args["records"]), timeout / 2)
@@ -205,8 +216,9 @@ class KafkaPythonAdapter:
                 r.pop("delivered", None)
             undelivered = next((r["error"] for r in results if "error" in r), None)
             if undelivered is not None:
-                self.producer.abort_transaction()
-                return ("fail", {"records": results}, undelivered)
+                with contextlib.suppress(kerrors.KafkaError):
+                    self.producer.abort_transaction()
+                return ("fail", {"records": results}, dict(undelivered, dead=True))
             offsets = args.get("offsets")
             if offsets:
                 if self.consumer is None:
@@ -216,20 +228,15 @@ class KafkaPythonAdapter:
                     self.consumer.group_metadata(),
                 )
             if args["end"] == "commit":
+                committing = True
                 self.producer.commit_transaction()
             else:
                 self.producer.abort_transaction()
         except kerrors.KafkaError as e:
-            name = _name(e)
-            # kafka-python reports a fencing seen by an earlier request of the transaction as a plain
-            # KafkaError naming it ("... in an error state: [Error 90] ProducerFencedError"): EndTxn was
-            # never sent, so the transaction did not commit.
-            fenced_text = "ProducerFencedError" in str(e) or "InvalidProducerEpochError" in str(e)
-            if (
-                name in FENCED
-                or fenced_text
-                or isinstance(e, kerrors.ProducerFencedError | kerrors.InvalidProducerEpochError)
-            ):
+            # kafka-python refuses a transactional call in an error state (e.g. fenced by an earlier request)
+            # with "Cannot execute transactional method because we are in an error state": nothing was sent.
+            refused = "Cannot execute transactional method" in str(e)
+            if not committing or refused:
                 return ("fail", {"records": results}, dict(_err(e), dead=True))
             return ("info", {"records": results}, dict(_err(e), dead=True))
         return ("ok", {"records": results}, None)
