@@ -49,6 +49,34 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="findings kept in full per anomaly class (default: %(default)s)",
     )
+    live = probe.add_argument_group("live run (starts the target, drives real clients, then judges)")
+    live.add_argument(
+        "--target",
+        metavar="FILE",
+        help="a target file (docs/probe.md), or a shipped target's name: tansu, librdkafka-mock",
+    )
+    live.add_argument(
+        "--bootstrap-server",
+        metavar="HOST:PORT[,...]",
+        help="a cluster kconform does not manage (127.0.0.1 only; no faults)",
+    )
+    live.add_argument(
+        "--client",
+        choices=("confluent-kafka", "kafka-python"),
+        default="confluent-kafka",
+        help="the client library of every client process (default: %(default)s)",
+    )
+    live.add_argument(
+        "--capabilities",
+        metavar="K=V,...",
+        help="override the target's capabilities: transactions, idempotence, groups (true/false), replication_factor",
+    )
+    live.add_argument("--seed", type=int, default=7, help="the workload's and the nemesis' seed (default: %(default)s)")
+    live.add_argument("--ops", type=int, metavar="N", help="main-phase budget in client operations")
+    live.add_argument(
+        "--seconds", type=float, metavar="S", help="main-phase budget in seconds (default 10 when no --ops)"
+    )
+    live.add_argument("--no-nemesis", action="store_true", help="run without faults")
     probe.set_defaults(handler=cmd_probe)
     return probe
 
@@ -59,7 +87,10 @@ def _error(message: str) -> int:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
-    if args.check is None:
+    live = args.target is not None or args.bootstrap_server is not None
+    if args.check is not None and live:
+        return _error("--check judges a stored history: give it without --target / --bootstrap-server")
+    if args.check is None and not live:
         return _error("nothing to do: give --check HISTORY (or a live run's --bootstrap-server / --target)")
     if args.keep < 1:
         return _error(f"--keep: expected a positive integer, got {args.keep}")
@@ -67,7 +98,49 @@ def cmd_probe(args: argparse.Namespace) -> int:
         return _error(f"--junit {args.junit}: give a file in an existing directory")
     if args.out.exists() and not args.out.is_dir():
         return _error(f"--out {args.out}: exists and is not a directory")
+    if live:
+        return run_and_check(args)
     return check_and_report(args.check, args.out, args.junit, args.keep)
+
+
+def run_and_check(args: argparse.Namespace) -> int:
+    """A live run (kconform.conformance.probe.runner), then the same judgement as ``--check``.
+
+    Everything the run started is torn down before this returns, also on Ctrl-C (exit 2: no verdict)."""
+    from kconform.conformance.probe.procs import Interrupted
+    from kconform.conformance.probe.runner import ProbeError, ProbeOptions, run_probe
+
+    if args.target is not None and args.bootstrap_server is not None:
+        return _error("give one of --target and --bootstrap-server")
+    if args.ops is not None and args.ops < 1:
+        return _error(f"--ops: expected a positive integer, got {args.ops}")
+    if args.seconds is not None and not 0 < args.seconds <= 86_400:
+        return _error(f"--seconds: expected a positive number of seconds, got {args.seconds}")
+    options = ProbeOptions(
+        target=args.target,
+        bootstrap_server=args.bootstrap_server,
+        client=args.client,
+        capabilities=args.capabilities,
+        seed=args.seed,
+        ops=args.ops,
+        seconds=args.seconds,
+        out_dir=args.out,
+        nemesis=not args.no_nemesis,
+    )
+    try:
+        run = run_probe(options)
+    except ProbeError as e:
+        return _error(str(e))
+    except Interrupted as e:
+        print(f"kconform: interrupted ({e}): every process of the run was stopped; no verdict", file=sys.stderr)
+        return EXIT_ERROR
+    faults = ", ".join(f"{f} {n}" for f, n in sorted(run.faults.items())) or "none"
+    print(
+        f"probe {run.target} with {run.client}: {run.ops:,} operations in the main phase "
+        f"({run.completed['ok']:,} ok, {run.completed['fail']:,} fail, {run.completed['info']:,} info), "
+        f"faults: {faults}; {run.elapsed_s:.1f} s; history {run.history}"
+    )
+    return check_and_report(run.history, args.out, args.junit, args.keep)
 
 
 def check_and_report(history: Path, out: Path, junit: Path | None, keep: int = 20) -> int:

@@ -20,6 +20,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from kconform.ci.cli import main
+from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.conformance.probe.history import read_history
 from kconform.conformance.probe.runner import ProbeError, ProbeOptions, run_probe
 
@@ -60,16 +62,36 @@ def _check_history(path: Path) -> Counter[tuple[str, str]]:
 
 
 @pytest.mark.parametrize("target", ["librdkafka-mock", "tansu"])
-def test_short_run_against_a_shipped_target(target: str, tmp_path: Path, mark: str) -> None:
-    run = run_probe(ProbeOptions(target=target, ops=120, seconds=20, out_dir=tmp_path))
-    kinds = _check_history(run.history)
+def test_a_shipped_target_runs_to_a_verdict_that_rechecks_the_same(target: str, tmp_path: Path, mark: str) -> None:
+    """`kconform probe --target NAME` starts the target, runs, judges, and tears everything down;
+    `--check` on the history it wrote gives the same verdict (exit code)."""
+    out = tmp_path / "out"
+    code = main(["probe", "--target", target, "--ops", "120", "--seconds", "20", "--out", str(out)])
+    assert code in (EXIT_PASS, EXIT_VIOLATION)  # a verdict: not an error (2) nor unknown (3)
+    assert _leftovers(mark) == []
+    history = out / f"history-{target}-confluent-kafka-7.jsonl"
+    kinds = _check_history(history)
     assert kinds[("txn", "ok")] + kinds[("txn", "fail")] + kinds[("txn", "info")] > 0
     assert kinds[("init", "ok")] > 0
-    assert run.ops >= 120
-    header, _, _ = read_history(run.history)
+    header, _, _ = read_history(history)
     assert header.target == target and header.client == "confluent-kafka"
     assert {s.what for s in header.skipped} >= {"fault kill", "fault restart"}
-    assert _leftovers(mark) == []
+    assert (out / "report.json").is_file() and (out / "report.html").is_file()
+    assert main(["probe", "--check", str(history), "--out", str(tmp_path / "again")]) == code
+
+
+def test_live_options_are_checked_before_anything_starts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, message in [
+        (["--target", "tansu", "--ops", "0"], "--ops: expected a positive integer"),
+        (["--target", "tansu", "--seconds", "-1"], "--seconds: expected a positive number"),
+        (["--target", "tansu", "--bootstrap-server", "127.0.0.1:9092"], "one of --target and --bootstrap-server"),
+        (["--target", "tansu", "--check", "h.jsonl"], "--check judges a stored history"),
+        (["--target", "tansu", "--capabilities", "txn=1"], "--capabilities"),
+        (["--target", str(tmp_path / "none.toml")], "cannot read"),
+    ]:
+        assert main(["probe", *argv, "--out", str(tmp_path / "o")]) == EXIT_ERROR
+        err = capsys.readouterr().err
+        assert err.startswith("kconform: error: ") and message in err and "Traceback" not in err
 
 
 def test_capabilities_switch_parts_of_the_workload_off(tmp_path: Path, mark: str) -> None:
@@ -111,21 +133,13 @@ def test_a_target_that_never_gets_ready_is_torn_down(tmp_path: Path, mark: str) 
     assert _leftovers(mark) == []
 
 
-RUN_AND_WAIT = """\
-import sys
-from pathlib import Path
-from kconform.conformance.probe.procs import Interrupted
-from kconform.conformance.probe.runner import ProbeOptions, run_probe
-try:
-    run_probe(ProbeOptions(target=sys.argv[1], seconds=60, out_dir=Path(sys.argv[2])))
-except Interrupted:
-    sys.exit(130)
-sys.exit(0)
-"""
+CLI = "import sys; from kconform.ci.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
 def test_ctrl_c_mid_run_tears_everything_down(tmp_path: Path, mark: str) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", RUN_AND_WAIT, "tansu", str(tmp_path)])
+    """`kconform probe` interrupted by SIGINT (Ctrl-C) mid-run: no verdict (exit 2), no process left."""
+    cmd = [sys.executable, "-c", CLI, "probe", "--target", "tansu", "--seconds", "60", "--out", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         history = tmp_path / "history-tansu-confluent-kafka-7.jsonl"
         deadline = time.monotonic() + 40
@@ -134,7 +148,8 @@ def test_ctrl_c_mid_run_tears_everything_down(tmp_path: Path, mark: str) -> None
         assert history.exists(), "the run never started writing its history"
         assert _leftovers(mark), "the run should have live children mid-run"
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=20) == 130
+        assert proc.wait(timeout=20) == EXIT_ERROR
+        assert proc.stderr is not None and "interrupted" in proc.stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()
