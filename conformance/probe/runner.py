@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from kconform.conformance.probe.nemesis import Nemesis
 from kconform.conformance.probe.procs import Interrupted, ProcessGroup, ProcessGroupError, install_signal_teardown
 from kconform.conformance.probe.target_file import Target, TargetError, load_target, parse_capabilities
 from kconform.conformance.probe.workers import Worker, WorkerError
-from kconform.conformance.probe.workload import OP_TIMEOUT_S, TOPICS, WORKER_START_S, Workload, make_roles
+from kconform.conformance.probe.workload import OP_TIMEOUT_S, WORKER_START_S, Names, Workload, make_roles
 
 DEFAULT_CAPABILITIES: dict[str, Any] = {
     "transactions": True,
@@ -87,6 +88,8 @@ def run_probe(options: ProbeOptions) -> ProbeRun:
     name = target.name if target else "bootstrap"
     history_path = out / f"history-{name}-{options.client}-{options.seed}.jsonl"
 
+    # Fresh names per run (topics, transactional ids, groups): a cluster may hold earlier runs' data.
+    names = Names(f"kc-{uuid.uuid4().hex[:8]}")
     group = ProcessGroup()
     undo = install_signal_teardown(group) if threading.current_thread() is threading.main_thread() else None
     cluster: Cluster | None = None
@@ -104,7 +107,7 @@ def run_probe(options: ProbeOptions) -> ProbeRun:
             "topics",
             {
                 "bootstrap": bootstrap,
-                "topics": TOPICS,
+                "topics": names.topics,
                 "replication_factor": int(caps.get("replication_factor", 1)),
                 "create": target is None or target.topic_creation == "admin",
             },
@@ -114,7 +117,7 @@ def run_probe(options: ProbeOptions) -> ProbeRun:
         if answer.get("outcome") != "ok":
             raise ProbeError(f"could not create or find the probe's topics on {bootstrap}: {answer.get('error')}")
         topics = {str(t): int(n) for t, n in answer["value"]["topics"].items()}
-        roles, skipped = make_roles(options.seed, caps)
+        roles, skipped = make_roles(options.seed, caps, names)
         if target is None:
             skipped.append(("faults (nemesis)", "no target file: kconform does not manage the nodes"))
         elif not options.nemesis:
@@ -132,7 +135,11 @@ def run_probe(options: ProbeOptions) -> ProbeRun:
             topics=topics,
             capabilities=caps,
             config=ProbeConfig(
-                acks="all", unclean_leader_election=False, min_insync_replicas=1, consumption="at-least-once"
+                acks="all",
+                unclean_leader_election=False,
+                min_insync_replicas=1,
+                consumption="at-least-once",
+                volatile_storage=bool(target and target.volatile_storage),
             ),
             skipped=tuple(Skipped(w, y) for w, y in skipped),
             extra={"bootstrap": bootstrap},
@@ -145,6 +152,7 @@ def run_probe(options: ProbeOptions) -> ProbeRun:
                 history=history,
                 roles=roles,
                 topics=topics,
+                names=names,
                 log_dir=logs,
                 max_ops=options.ops,
                 seconds=options.seconds if options.seconds or options.ops else 10.0,

@@ -98,6 +98,7 @@ class Target:
     ready_timeout_s: float = 30.0
     replication_factor: int = 1
     topic_creation: str = "admin"
+    volatile_storage: bool = False
 
 
 def shipped_targets() -> dict[str, Path]:
@@ -178,6 +179,9 @@ def load_target(name_or_path: str) -> Target:
     if not isinstance(timeout, int | float) or isinstance(timeout, bool) or not 0 < timeout <= 600:
         raise bad("target", "ready_timeout_s", "a number of seconds in (0, 600]")
 
+    volatile = head.get("volatile_storage", False)
+    if not isinstance(volatile, bool):
+        raise bad("target", "volatile_storage", "true or false")
     topic_creation = head.get("topic_creation", "admin")
     if topic_creation not in TOPIC_CREATION:
         raise bad("target", "topic_creation", f"one of {', '.join(TOPIC_CREATION)}")
@@ -281,6 +285,7 @@ def load_target(name_or_path: str) -> Target:
         float(timeout),
         int(caps["replication_factor"]),
         str(topic_creation),
+        volatile,
     )
 
 

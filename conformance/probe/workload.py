@@ -36,11 +36,40 @@ from kconform.conformance.probe.history import HistoryWriter
 from kconform.conformance.probe.procs import ProcessGroup
 from kconform.conformance.probe.workers import Worker, WorkerError, close_workers
 
-INPUT_TOPIC = "kc-0"
-OUTPUT_TOPIC = "kc-1"
-TOPICS = {INPUT_TOPIC: 3, OUTPUT_TOPIC: 2}
-TRANSACTIONAL_ID = "kc-tx-1"
-CTP_TRANSACTIONAL_ID = "kc-tx-ctp"
+
+@dataclass(frozen=True)
+class Names:
+    """The names one run uses: topics, transactional ids and groups, all under a per-run prefix, so a
+    run never reads another run's records, offsets or transactions (a cluster kconform did not start may
+    hold earlier runs' data)."""
+
+    prefix: str
+
+    @property
+    def input_topic(self) -> str:
+        return f"{self.prefix}-0"
+
+    @property
+    def output_topic(self) -> str:
+        return f"{self.prefix}-1"
+
+    @property
+    def topics(self) -> dict[str, int]:
+        """Topic -> the partition count asked for (the target may choose its own, e.g. on auto-creation)."""
+        return {self.input_topic: 3, self.output_topic: 2}
+
+    @property
+    def transactional_id(self) -> str:
+        return f"{self.prefix}-tx-1"
+
+    @property
+    def ctp_transactional_id(self) -> str:
+        return f"{self.prefix}-tx-ctp"
+
+    def group(self, name: str) -> str:
+        return f"{self.prefix}-g-{name}"
+
+
 OP_TIMEOUT_S = 10.0
 POLL_WAIT_S = 0.5
 WORKER_START_S = 30.0
@@ -91,6 +120,7 @@ class Workload:
         history: HistoryWriter,
         roles: list[Role],
         topics: dict[str, int],
+        names: Names,
         log_dir: Path,
         max_ops: int | None,
         seconds: float | None,
@@ -100,6 +130,7 @@ class Workload:
         self.group, self.client, self.bootstrap, self.history = group, client, bootstrap, history
         self.roles = roles
         self.topics = topics
+        self.names = names
         self.log_dir = log_dir
         self.max_ops, self.seconds = max_ops, seconds
         self.nemesis = nemesis
@@ -160,7 +191,7 @@ class Workload:
     def next_op(self, role: Role) -> tuple[str, Any, dict[str, Any]] | None:
         """(f, invoke value, worker args) of ``role``'s next operation, or None to wait."""
         rng = role.rng
-        inputs = self._partitions([INPUT_TOPIC])
+        inputs = self._partitions([self.names.input_topic])
         if role.kind == "send":
             records = []
             for _ in range(rng.randint(1, 3)):
@@ -181,7 +212,7 @@ class Workload:
                         return ("assign", value, {"partitions": inputs, "start": "committed"})
                     return ("poll", self._poll_value(role), {"max": 3, "wait": POLL_WAIT_S})
                 role.txn_no += 1
-                out = self._partitions([OUTPUT_TOPIC])
+                out = self._partitions([self.names.output_topic])
                 records = []
                 for _ in role.consumed[:3]:
                     topic, _, p = rng.choice(out).rpartition(":")
@@ -301,6 +332,8 @@ class Workload:
         main_roles = [r for r in self.roles if not r.drain]
         drain_roles = [r for r in self.roles if r.drain]
         self.start_roles(main_roles + drain_roles)  # the drain's workers idle until the drain phase
+        for role in main_roles:  # the zombie's first InitProducerId comes after the first instance's
+            role.next_at = time.monotonic() + role.rng.uniform(*role.think_s)
         phase = "main"
         drain_started = 0.0
         hard_stop = start + (self.seconds or 600.0) + DRAIN_MAX_S + 60.0
@@ -391,7 +424,7 @@ def _harness_error(message: str, dead: bool = False) -> dict[str, Any]:
     return {"code": None, "name": "KCONFORM_TIMEOUT", "message": message, "dead": dead}
 
 
-def make_roles(seed: int, capabilities: dict[str, Any]) -> tuple[list[Role], list[tuple[str, str]]]:
+def make_roles(seed: int, capabilities: dict[str, Any], names: Names) -> tuple[list[Role], list[tuple[str, str]]]:
     """The roles this target can run, and what was skipped with why."""
     skipped: list[tuple[str, str]] = []
 
@@ -415,9 +448,9 @@ def make_roles(seed: int, capabilities: dict[str, Any]) -> tuple[list[Role], lis
             Role(
                 "txn-a",
                 "txn",
-                [producer("all", True, TRANSACTIONAL_ID)],
+                [producer("all", True, names.transactional_id)],
                 rng("txn-a"),
-                transactional_id=TRANSACTIONAL_ID,
+                transactional_id=names.transactional_id,
                 think_s=(0.0, 0.1),
             )
         )
@@ -425,9 +458,9 @@ def make_roles(seed: int, capabilities: dict[str, Any]) -> tuple[list[Role], lis
             Role(
                 "txn-zombie",
                 "txn",
-                [producer("all", True, TRANSACTIONAL_ID)],
+                [producer("all", True, names.transactional_id)],
                 rng("txn-zombie"),
-                transactional_id=TRANSACTIONAL_ID,
+                transactional_id=names.transactional_id,
                 think_s=(1.0, 2.5),
             )
         )
@@ -437,12 +470,12 @@ def make_roles(seed: int, capabilities: dict[str, Any]) -> tuple[list[Role], lis
                     "ctp",
                     "ctp",
                     [
-                        ("consumer", {"isolation": "read_committed", "group": "kc-g-ctp"}),
-                        producer("all", True, CTP_TRANSACTIONAL_ID),
+                        ("consumer", {"isolation": "read_committed", "group": names.group("ctp")}),
+                        producer("all", True, names.ctp_transactional_id),
                     ],
                     rng("ctp"),
-                    transactional_id=CTP_TRANSACTIONAL_ID,
-                    group="kc-g-ctp",
+                    transactional_id=names.ctp_transactional_id,
+                    group=names.group("ctp"),
                 )
             )
         else:
@@ -451,7 +484,7 @@ def make_roles(seed: int, capabilities: dict[str, Any]) -> tuple[list[Role], lis
         skipped.append(("transactions, zombie fencing, consume-transform-produce", "target says transactions=false"))
 
     def consumer(name: str, isolation: str, mode: str, group: str | None, drain: bool = False) -> Role:
-        cgroup = group or f"kc-g-{name}"  # librdkafka wants a group.id even for assign-only consumers
+        cgroup = group or names.group(name)  # librdkafka wants a group.id even for assign-only consumers
         return Role(
             name,
             "consumer",
@@ -467,7 +500,7 @@ def make_roles(seed: int, capabilities: dict[str, Any]) -> tuple[list[Role], lis
     roles.append(consumer("rc-assign", "read_committed", "assign", None))
     roles.append(consumer("ru-assign", "read_uncommitted", "assign", None))
     if capabilities.get("groups"):
-        roles.append(consumer("rc-subscribe", "read_committed", "subscribe", "kc-g-sub"))
+        roles.append(consumer("rc-subscribe", "read_committed", "subscribe", names.group("sub")))
     else:
         skipped.append(("subscribe consumers, offset commit / fetch", "target says groups=false"))
     roles.append(consumer("drain-rc", "read_committed", "assign", None, drain=True))
