@@ -77,7 +77,12 @@ def test_a_good_file_and_its_defaults(tmp_path: Path) -> None:
         (('name = "n0"', 'name = "n0"\nlistener = "10.0.0.1:9092"'), 18, "node[0].listener", "127.0.0.1 only"),
         (('name = "mine"', 'name = ""'), 2, "target.name", "non-empty"),
         (("proxy = true\n\n[cap", "proxy = false\n\n[cap"), 11, "faults.proxy", "proxy = true"),
-        (("proxy = true\n\n[cap", "proxy = true\nvolatile_storage = 1\n\n[cap"), 4, "target.volatile_storage", "true or"),
+        (
+            ("proxy = true\n\n[cap", "proxy = true\nvolatile_storage = 1\n\n[cap"),
+            4,
+            "target.volatile_storage",
+            "true or",
+        ),
     ],
 )
 def test_bad_fields_name_file_line_and_field(
