@@ -54,10 +54,24 @@ class Child:
         return True
 
     def kill(self) -> None:
-        """SIGKILL the group and reap the leader (bounded)."""
+        """SIGKILL the group, reap the leader and wait for the group to be empty (bounded)."""
         self.signal_group(signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=TERM_GRACE_S)
+        self.wait_group_gone(TERM_GRACE_S)
+
+    def wait_group_gone(self, timeout_s: float) -> bool:
+        """True once no process of the group is left (SIGKILL is asynchronous for the leader's descendants)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(self.pgid, 0)
+            except ProcessLookupError:
+                return True
+            except PermissionError:
+                return False
+            time.sleep(0.02)
+        return False
 
     def stop(self, grace_s: float = TERM_GRACE_S) -> None:
         """SIGCONT (a paused group cannot die of SIGTERM), SIGTERM, bounded wait, then SIGKILL."""
@@ -70,6 +84,7 @@ class Child:
         self.signal_group(signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=grace_s)
+        self.wait_group_gone(grace_s)
         for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError):
