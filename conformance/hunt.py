@@ -1,6 +1,6 @@
 """Budgeted Hypothesis campaigns over the lockstep machine (what the gate and benchmarks run).
 
-A campaign first runs the slice's known-bug zoo (Slice.first_failing_scenario), then its state machine for a
+A campaign first runs the slice's known-bug zoo (Slice.zoo), then its state machine for a
 budget of examples or seconds, in rounds of examples with seeds derived from the campaign seed, so
 that a time budget can stop between rounds and a campaign is reproducible from its seed. The first
 failure ends the campaign after Hypothesis has shrunk it; the shrunk run is returned for the
@@ -20,6 +20,7 @@ from kconform.conformance.adapter import Adapter, AdapterError
 from kconform.conformance.machine import ConformanceFailure, HarnessAbort, RunLog, make_machine
 from kconform.conformance.registry import for_config
 from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun
+from kconform.conformance.scenarios import first_failing_run
 from kconform.model.configs import AnyConfig
 
 ROUND_EXAMPLES = 100
@@ -68,7 +69,7 @@ def run_campaign(
     started = time.perf_counter()
     log.started = started
     try:
-        scenario_run = part.first_failing_scenario(adapter_factory, cfg, mutants) if zoo else None
+        scenario_run = first_failing_run(adapter_factory, cfg, mutants, part.zoo(cfg)) if zoo else None
     except AdapterError as exc:
         return CampaignResult(log, None, time.perf_counter() - started, 0, error=exc)
     if scenario_run is not None:

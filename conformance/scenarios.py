@@ -4,7 +4,7 @@ Each slice has a zoo (conformance/replication/scenarios.py, conformance/txn/scen
 operation sequences that steer a cluster into historically dangerous interleavings, each named
 after the bug it is about (CCF-style scenario files; prior-art §7). Random search reaches most
 bugs within seconds; some need a long, precise shape. The gate runs a slice's zoo before its
-random campaign (Slice.first_failing_scenario), judged by the same model: a scenario encodes a
+random campaign (Slice.zoo), judged by the same model: a scenario encodes a
 situation, never an expected verdict, so it passes on a correct implementation and fails on a
 buggy one.
 """

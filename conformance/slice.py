@@ -16,7 +16,7 @@ command that needs it says so, naming the slices that have it).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from kconform.conformance.adapter import Adapter
     from kconform.conformance.judge import Finding
     from kconform.conformance.machine import MachineRules, Swarm
-    from kconform.conformance.runner import LockstepRun
+    from kconform.conformance.scenarios import HasOps
 
 C = TypeVar("C")
 
@@ -49,15 +49,6 @@ class SliceJudge(Protocol):
     def state(self) -> Any: ...
 
     def observe(self, e: Event) -> list[Finding]: ...
-
-
-class ZooRunner(Protocol):
-    """Runs the slice's known-bug zoo (the scenarios that apply to ``cfg``) in order, each on a
-    fresh adapter; returns the first failing run, or None."""
-
-    def __call__(
-        self, adapter_factory: Callable[[], Adapter], cfg: Any, mutants: frozenset[str]
-    ) -> LockstepRun | None: ...
 
 
 @dataclass(frozen=True)
@@ -95,9 +86,9 @@ class Slice(Generic[C]):
     families each run enables a random subset of, delivery, clock jumps, the target)."""
     machine_rules: MachineRules
     """The slice's own rules of the Hypothesis state machine, on top of the shared base."""
-    first_failing_scenario: ZooRunner
-    scenarios: Callable[[], Mapping[str, Any]]
-    """The known-bug zoo (name -> scenario), in the order it runs."""
+    zoo: Callable[[C], Sequence[HasOps]]
+    """The known-bug zoo's scenarios that apply to a config, in the order they run (before random
+    search; conformance.scenarios runs them)."""
     reachable_keys: Callable[[C], frozenset[str]]
     """The coverage keys the model can produce under a config (the coverage denominator)."""
     explore: Callable[..., Any] | None = None
@@ -106,4 +97,4 @@ class Slice(Generic[C]):
     """Bounded model checking of the slice's model (``kconform bmc``), if it has one."""
 
 
-__all__ = ["Slice", "SliceJudge", "ZooRunner"]
+__all__ = ["Slice", "SliceJudge"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +27,9 @@ from kconform.ci.exitcodes import EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.gate import run_gate
 from kconform.ci.options import GateOptions
 from kconform.conformance import registry
-from kconform.conformance.adapter import Adapter
 from kconform.conformance.judge import NON_CONFORMANCE, LockstepJudge, Violation
 from kconform.conformance.machine import Jumps, SliceMachine, Swarm, Target
 from kconform.conformance.runner import LockstepRun
-from kconform.conformance.scenarios import first_failing_run
 from kconform.conformance.slice import Slice
 from kconform.model.config import ConfigError
 from kconform.model.configs import config_from_json
@@ -135,10 +133,6 @@ class _Scenario:
 SCENARIOS = {"one-long-jump": _Scenario((ops.Advance(ms=1_000),))}
 
 
-def _zoo(adapter_factory: Callable[[], Adapter], cfg: ClockConfig, mutants: frozenset[str]) -> LockstepRun | None:
-    return first_failing_run(adapter_factory, cfg, mutants, SCENARIOS.values())
-
-
 def _report(cx: Any) -> str:
     return f"<html><body>{cx.verdict['kind']}</body></html>"
 
@@ -166,8 +160,7 @@ FAKE: Slice[ClockConfig] = Slice(
     mutants=lambda: {MUTANT: "reports the clock 1 ms early after a long jump"},
     swarm=_swarm,
     machine_rules=_no_more_rules,
-    first_failing_scenario=_zoo,
-    scenarios=lambda: SCENARIOS,
+    zoo=lambda cfg: list(SCENARIOS.values()),
     reachable_keys=lambda cfg: frozenset({"clock_advanced"}),
 )
 FAKE_TOOLS = SliceTools(name=NAME, report_html=_report, make_workload=ClockWorkload, workload_module=__name__)

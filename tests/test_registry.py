@@ -22,7 +22,7 @@ def test_for_config_finds_the_slice_of_the_config_type(cfg: object) -> None:
     assert found.config_type is type(cfg)
     assert registry.get(found.name) is found
     assert found.make_judge(cfg, None).events_judged == 0
-    assert found.invariants() and found.mutants() and found.scenarios()
+    assert found.invariants() and found.mutants() and found.zoo(cfg)
     assert found.reachable_keys(cfg)
 
 

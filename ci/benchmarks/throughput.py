@@ -106,7 +106,7 @@ def _export(rev: str, into: Path) -> Path:
     """The tree of git revision ``rev`` of this repository, exported under ``into``."""
     repo = Path(__file__).resolve().parents[2]
     src = into / "src"
-    src.mkdir()
+    src.mkdir(parents=True)
     archive = subprocess.run(["git", "-C", str(repo), "archive", rev], capture_output=True, check=True, timeout=120)
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive.stdout, check=True, timeout=120)
     return src
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         return measure_here(args.slice, args.examples, args.steps, console)
     try:
         return compare(args.against, args.slice, args.examples, args.steps, args.rounds, console)
-    except (subprocess.CalledProcessError, RuntimeError) as e:
+    except (OSError, subprocess.CalledProcessError, RuntimeError) as e:
         console.print(f"[red]throughput: {e}[/red]")
         return EXIT_ERROR
 

@@ -87,9 +87,13 @@ REJOIN_BEFORE_EPOCH_START = Scenario(
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in (FAST_FAILOVER, REJOIN_BEFORE_EPOCH_START)}
 
 
+def zoo(cfg: ReplicationConfig) -> list[Scenario]:
+    """The scenarios that apply to ``cfg`` (enough replicas), in the order they run."""
+    return [s for s in SCENARIOS.values() if cfg.replicas >= s.min_replicas]
+
+
 def first_failing_scenario(
     adapter_factory: Callable[[], Adapter], cfg: ReplicationConfig, mutants: frozenset[str]
 ) -> LockstepRun | None:
     """Run every applicable scenario; the first failing run, or None."""
-    applicable = [s for s in SCENARIOS.values() if cfg.replicas >= s.min_replicas]
-    return first_failing_run(adapter_factory, cfg, mutants, applicable)
+    return first_failing_run(adapter_factory, cfg, mutants, zoo(cfg))

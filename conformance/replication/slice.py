@@ -6,7 +6,7 @@ from kconform.conformance.replication import bmc, explore
 from kconform.conformance.replication.coverage import reachable_keys
 from kconform.conformance.replication.lockstep import Judge
 from kconform.conformance.replication.machine import rules, swarm
-from kconform.conformance.replication.scenarios import SCENARIOS, first_failing_scenario
+from kconform.conformance.replication.scenarios import zoo
 from kconform.conformance.slice import Slice
 from kconform.impl.cluster import ReferenceCluster
 from kconform.impl.mutants import mutants_of
@@ -33,8 +33,7 @@ SLICE: Slice[ReplicationConfig] = Slice(
     mutants=lambda: mutants_of(REPLICATION),
     swarm=swarm,
     machine_rules=rules,
-    first_failing_scenario=first_failing_scenario,
-    scenarios=lambda: SCENARIOS,
+    zoo=zoo,
     reachable_keys=reachable_keys,
     explore=explore.explore,
     bmc=bmc.bmc,

@@ -412,10 +412,13 @@ def applies(cfg: TxnConfig) -> bool:
     return cfg == TxnConfig(transaction_version=cfg.transaction_version, verification=cfg.verification)
 
 
+def zoo(cfg: TxnConfig) -> list[Scenario]:
+    """Every scenario, cheapest first, if ``applies(cfg)``; none otherwise."""
+    return list(SCENARIOS.values()) if applies(cfg) else []
+
+
 def first_failing_scenario(
     adapter_factory: Callable[[], Adapter], cfg: TxnConfig, mutants: frozenset[str]
 ) -> LockstepRun | None:
     """Run every scenario in order (none unless ``applies(cfg)``); the first failing run, or None."""
-    if not applies(cfg):
-        return None
-    return first_failing_run(adapter_factory, cfg, mutants, SCENARIOS.values())
+    return first_failing_run(adapter_factory, cfg, mutants, zoo(cfg))

@@ -6,7 +6,7 @@ from kconform.conformance.slice import Slice
 from kconform.conformance.txn.coverage import reachable_keys
 from kconform.conformance.txn.lockstep import TxnJudge
 from kconform.conformance.txn.machine import rules, swarm
-from kconform.conformance.txn.scenarios import SCENARIOS, first_failing_scenario
+from kconform.conformance.txn.scenarios import zoo
 from kconform.impl.mutants import mutants_of
 from kconform.impl.txn_cluster import TxnCluster
 from kconform.model import txn_invariants
@@ -36,7 +36,6 @@ SLICE: Slice[TxnConfig] = Slice(
     mutants=lambda: mutants_of(TXN),
     swarm=swarm,
     machine_rules=rules,
-    first_failing_scenario=first_failing_scenario,
-    scenarios=lambda: SCENARIOS,
+    zoo=zoo,
     reachable_keys=reachable_keys,
 )
