@@ -7,7 +7,8 @@ measured in the same run.
 ``--against REV`` measures before/after side by side: the same seeded campaign runs in a child
 process on the code of git revision ``REV`` (exported to a temporary directory) and on the working
 tree, alternately ``--rounds`` times (so load from other work on the machine falls on both), and
-prints each round and the medians. The child uses only entry points both sides have
+prints each round and the medians, per wall-clock second and per CPU second of the child (the
+steadier figure on a shared machine). The child uses only entry points both sides have
 (``run_campaign``, ``make_adapter``, ``config_from_json``).
 """
 
@@ -43,9 +44,11 @@ from kconform.model.configs import config_from_json
 from kconform.traces.replay import make_adapter
 name, examples, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 cfg = config_from_json({} if name == "replication" else {"slice": name})
+cpu = time.process_time()
 result = run_campaign(lambda: make_adapter("reference", cfg), cfg, frozenset(), seed=1, examples=examples, steps=steps)
+cpu = time.process_time() - cpu
 print(json.dumps({"runs": result.log.runs, "steps": result.log.steps, "events": sum(result.log.actions.values()),
-                  "seconds": result.seconds, "passed": result.passed}))
+                  "seconds": result.seconds, "cpu": cpu, "passed": result.passed}))
 """
 
 
@@ -135,13 +138,15 @@ def compare(rev: str, name: str, examples: int, steps: int, rounds: int, console
         before_tree = _package_tree(_export(rev, Path(tmp) / "before"), Path(tmp) / "before")
         after_tree = _package_tree(here, Path(tmp) / "after")
         table = Table(title=f"lockstep throughput, {name}: {rev} (before) vs working tree (after)")
-        for column in ("round", "side", "runs", "operations", "events", "seconds", "events/s", "operations/s"):
+        for column in ("round", "side", "runs", "operations", "events", "seconds", "events/s", "CPU s", "events/CPU-s"):
             table.add_column(column, justify="right")
         rates: dict[str, list[float]] = {"before": [], "after": []}
+        cpu_rates: dict[str, list[float]] = {"before": [], "after": []}
         for i in range(rounds):
             for side, tree in (("before", before_tree), ("after", after_tree)):
                 r = _child(tree, name, examples, steps)
                 rates[side].append(r["events"] / r["seconds"])
+                cpu_rates[side].append(r["events"] / r["cpu"])
                 table.add_row(
                     str(i + 1),
                     side,
@@ -150,12 +155,15 @@ def compare(rev: str, name: str, examples: int, steps: int, rounds: int, console
                     f"{r['events']:.0f}",
                     f"{r['seconds']:.1f}",
                     f"{r['events'] / r['seconds']:.0f}",
-                    f"{r['steps'] / r['seconds']:.0f}",
+                    f"{r['cpu']:.1f}",
+                    f"{r['events'] / r['cpu']:.0f}",
                 )
         console.print(table)
     before, after = statistics.median(rates["before"]), statistics.median(rates["after"])
+    cpu_before, cpu_after = statistics.median(cpu_rates["before"]), statistics.median(cpu_rates["after"])
     console.print(
         f"median events/s: before {before:.0f}, after {after:.0f} (after/before {after / before:.2f}); "
+        f"per CPU-second: before {cpu_before:.0f}, after {cpu_after:.0f} (after/before {cpu_after / cpu_before:.2f}); "
         f"machine {platform.machine()}, python {platform.python_version()}, {os.cpu_count()} cores"
     )
     return 0
