@@ -369,7 +369,10 @@ class Workload:
                     break
             if phase == "main" and self.nemesis is not None:
                 self.nemesis(time.monotonic() - start)
-            self._collect(0.05)
+            # Wait for an answer, but no longer than until the next idle role is due (at most 50 ms).
+            due = [r.next_at for r in active if r.invoke is None and not r.done]
+            wait = min([0.05, *(max(0.0, d - time.monotonic()) for d in due)])
+            self._collect(wait)
         # Operations still open stay open in the history: the checker reads them as info.
         close_workers([r.worker for r in self.roles if r.worker is not None])
         for role in self.roles:
