@@ -191,6 +191,7 @@ class CheckStats:
     values_acked: int = 0
     values_read: int = 0
     reads: int = 0
+    records_read: int = 0
     acked_judged: int = 0
     unseen: int = 0
     pending: int = 0
@@ -596,6 +597,7 @@ class Checker:
     def _poll(self, e: OpEvent, inv: PollInvoke, res: PollResult) -> None:
         st = self.stats
         st.reads += 1
+        st.records_read += len(res.records)
         rc = inv.isolation == "read_committed"
         sub = inv.mode == "subscribe"
         c = self.consumers.get(e.process)
@@ -609,6 +611,7 @@ class Checker:
         ns = e.mono_ns
         vids = self.vid
         flags = (_G_RC if rc else 0) | (_G_SUB if sub else 0)
+        v_flags, v_inv_ns, v_obs, v_obs_rc, v_off = self.v_flags, self.v_inv_ns, self.v_obs, self.v_obs_rc, self.v_off
         for rec in res.records:
             tp = rec.tp
             off = rec.offset
@@ -617,15 +620,18 @@ class Checker:
             if vid is None:
                 vid = self._new_value(rec.value, tp)
                 self.early_reads[vid] = (i, ns, rc)
-            else:
-                if self.v_flags[vid] & _WRITTEN and ns < self.v_inv_ns[vid]:
-                    self._future_read(vid, i, tp, rc)
-            if self.v_obs[vid] < 0:
-                self.v_obs[vid] = i
+            elif ns < v_inv_ns[vid] and v_flags[vid] & _WRITTEN:
+                self._future_read(vid, i, tp, rc)
+            if v_obs[vid] < 0:
+                v_obs[vid] = i
                 st.values_read += 1
-            if rc and self.v_obs_rc[vid] < 0:
-                self.v_obs_rc[vid] = i
-            self._place(vid, tp, off, i)
+            if rc and v_obs_rc[vid] < 0:
+                v_obs_rc[vid] = i
+            # self._place(vid, tp, off, i), inlined for the common case (first sight, or same offset)
+            if v_off[vid] == off:
+                pass  # already placed at this offset (by its acknowledgement or an earlier read)
+            else:
+                self._place(vid, tp, off, i)
             s = tps.get(tp)
             if s is None:
                 tps[tp] = _TpState(off, None, off, off, i)

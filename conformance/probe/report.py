@@ -56,6 +56,7 @@ def figures(result: CheckResult) -> dict[str, Any]:
         "values_acknowledged": st.values_acked,
         "values_read": st.values_read,
         "polls": st.reads,
+        "records_read": st.records_read,
         "acknowledged_judged": st.acked_judged,
         "unseen": st.unseen,
         "open_at_end": st.pending,
