@@ -212,3 +212,15 @@ def test_writer_refuses_a_bad_header(tmp_path: Path) -> None:
     with pytest.raises(HistoryError, match="no topics"):
         HistoryWriter(tmp_path / "h.jsonl", bad)
     assert not (tmp_path / "h.jsonl").exists()
+
+
+def test_completion_must_list_the_invocations_records(tmp_path: Path) -> None:
+    path = tmp_path / "h.jsonl"
+    with HistoryWriter(path, HEADER, durable=False) as w:
+        w.invoke(1, "send", {"acks": "all", "records": [{"topic": "kc-0", "partition": 0, "value": "a"}]})
+        with pytest.raises(HistoryError) as info:
+            w.complete(1, "ok", "send", {"acks": "all", "records": [{"topic": "kc-0", "partition": 0, "value": "b"}]})
+        assert info.value.field == "value.records[0]" and info.value.line == 3
+        with pytest.raises(HistoryError, match="lists 0 records"):
+            w.complete(1, "ok", "send", {"acks": "all", "records": []})
+        w.complete(1, "info", "send", None)

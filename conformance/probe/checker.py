@@ -34,7 +34,6 @@ import os
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from kconform.conformance.probe.anomalies import Finding, FindingLog
 from kconform.conformance.probe.history import (
@@ -231,6 +230,7 @@ class Checker:
         self.conflicts: dict[tuple[int, int], set[int]] = {}
         # per value
         self.vid: dict[str, int] = {}
+        self.v_name: list[str] = []  # id -> value (the same string objects as the dict's keys)
         self.v_tp = array("i")
         self.v_flags = bytearray()
         self.v_writer = array("q")  # completion i of the writer (invoke i until it completes)
@@ -275,6 +275,7 @@ class Checker:
     def _new_value(self, value: str, tp: str) -> int:
         vid = len(self.v_flags)
         self.vid[value] = vid
+        self.v_name.append(value)
         self.v_tp.append(self.tp_ids[tp])
         self.v_flags.append(0)
         self.v_writer.append(-1)
@@ -325,15 +326,7 @@ class Checker:
             )
 
     def _value_name(self, vid: int) -> str:
-        # values are looked up by id only for explanations: a reverse scan is too slow for big
-        # histories, so keep a lazily built reverse map
-        rev = getattr(self, "_rev", None)
-        if rev is None or len(rev) != len(self.vid):
-            rev = [""] * len(self.v_flags)
-            for k, v in self.vid.items():
-                rev[v] = k
-            self._rev = rev
-        return rev[vid] if vid < len(rev) else f"#{vid}"
+        return self.v_name[vid]
 
     def _place(self, vid: int, tp: str, off: int, witness: int) -> None:
         """Record that ``vid`` sits at ``off`` of ``tp`` (from an acknowledgement or a read)."""
@@ -1056,16 +1049,3 @@ def check_history(path: str | os.PathLike[str], keep: int = 20) -> CheckResult:
         for event in reader.events():
             feed(event)
         return checker.finish(reader.pending(), reader.warnings)
-
-
-def check_events(header: HistoryHeader, events: Iterable[OpEvent], keep: int = 20) -> CheckResult:
-    """Judge events already in memory (tests); open invocations at the end count as info."""
-    checker = Checker(header, keep=keep)
-    open_ops: dict[Any, OpEvent] = {}
-    for event in events:
-        checker.feed(event)
-        if event.type == INVOKE:
-            open_ops[event.process] = event
-        else:
-            open_ops.pop(event.process, None)
-    return checker.finish(sorted(open_ops.values(), key=lambda e: e.i))

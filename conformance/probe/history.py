@@ -706,6 +706,20 @@ _EVENT_TYPE_SET = frozenset(EVENT_TYPES)
 _CLIENT_OP_SET = frozenset(CLIENT_OPS)
 
 
+def _same_records(invoked: OpValue | None, completed: OpValue | None) -> None:
+    """A send's or transaction's completion lists the invocation's records, in order."""
+    a = getattr(invoked, "records", ())
+    b = getattr(completed, "records", ())
+    if len(a) != len(b):
+        raise _Bad("value.records", f"the completion lists {len(b)} records, the invocation {len(a)}")
+    for n, (x, y) in enumerate(zip(a, b, strict=True)):
+        if x.tp != y.tp or x.value != y.value:
+            raise _Bad(
+                f"value.records[{n}]",
+                f"{y.tp} {y.value!r} differs from the invocation's record {x.tp} {x.value!r}",
+            )
+
+
 class _Sequencer:
     """The history's structure: ``i`` counts lines from 1, a process alternates invoke and
     completion of the same ``f``, and a crashed process invokes nothing more."""
@@ -766,6 +780,8 @@ class _Sequencer:
                 raise _Bad(
                     "f", f"completes {f!r} but process {process}'s open invocation (i={invoke.i}) is {invoke.f!r}"
                 )
+            if f in ("send", "txn") and value is not None:
+                _same_records(invoke.value, value)
             del self.open[process]
             if f == "crash":
                 self.crashed.add(process)
