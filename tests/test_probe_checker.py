@@ -415,3 +415,47 @@ def test_non_atomic_txn_seen_only_by_read_uncommitted(tmp_path: Path) -> None:
     h.poll(9, [(A, 0, "a0")], positions={A: 2, B: 0})
     h.poll(9, [(B, 2, "b1")])
     assert "non-atomic-txn" in names(h.check())
+
+
+# ---------------------------------------------------------------------------------------------- offset commits
+
+
+def test_lost_offset_commit_fires(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.commit(3, {B: 10})
+    h.commit(3, {B: 20})
+    h.fetch(4, {B: 10})  # 20 completed before this fetch began
+    assert names(h.check()) == {"lost-offset-commit"}
+    h2 = H(tmp_path / "h2")
+    h2.commit(3, {B: 10})
+    h2.fetch(4, {B: None})
+    assert names(h2.check()) == {"lost-offset-commit"}
+
+
+def test_lost_offset_commit_near_misses(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.commit(3, {B: 10})
+    h.fetch(4, {B: 10})
+    h.invoke(3, "commit", {"group": "g", "offsets": {B: 20}})
+    h.fetch(4, {B: 10})  # the commit of 20 is still in flight: either answer is right
+    h.complete(3, "commit", "ok", {"group": "g", "offsets": {B: 20}})
+    h.fetch(4, {B: 20})
+    h.fetch(4, {B: 99})  # written outside the history (auto-commit): not judged
+    assert names(h.check()) == set()
+
+
+def test_lost_offset_commit_not_judged_for_subscribe_groups(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    h.commit(3, {B: 10})
+    h.commit(3, {B: 20})
+    h.op(5, "subscribe", {"topics": ["t"], "group": "g"})
+    h.fetch(4, {B: 10})
+    assert names(h.check()) == set()
+
+
+def test_lost_offset_commit_allowed_with_volatile_storage(tmp_path: Path) -> None:
+    h = H(tmp_path / "h", volatile_storage=True)
+    h.commit(3, {B: 10})
+    h.fetch(4, {B: None})
+    r = h.check()
+    assert names(r) == set() and "lost-offset-commit" in names(r, allowed=True)

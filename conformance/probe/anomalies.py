@@ -140,6 +140,15 @@ ANOMALIES: dict[str, Anomaly] = {
             "never",
         ),
         Anomaly(
+            "lost-offset-commit",
+            "a consumer group's offset fetch returned an offset that a later commit (completed before the fetch "
+            "began) had replaced, or nothing although a commit had completed (kconform; groups of subscribe-mode "
+            "consumers, which may auto-commit, are not judged)",
+            "OffsetCommit is durable (written with acks=all to __consumer_offsets; GroupMetadataManager); the "
+            "latest committed offset wins",
+            "unclean.leader.election.enable; volatile_storage",
+        ),
+        Anomaly(
             "unseen",
             "an acknowledged write that no consumer read and no consumer read across: lost or merely not read yet "
             "(Jepsen's unseen); counted, never a failure",

@@ -52,6 +52,7 @@ from kconform.conformance.probe.history import (
     Record,
     SeekValue,
     SendValue,
+    SubscribeValue,
     TxnValue,
     open_history,
 )
@@ -71,6 +72,9 @@ _UNKNOWN = 128  # the record carried an error: outcome unknown
 
 # transaction fates
 _T_UNKNOWN, _T_COMMITTED, _T_ABORTED = 0, 1, 2
+
+_NEVER = 1 << 62
+"""The completion time of a write that never completed (info or open): it may take effect any time."""
 
 # gap claim flags
 _G_RC = 1
@@ -267,8 +271,11 @@ class Checker:
         # sends' last acked offset per process and partition (nonmonotonic-send)
         self.last_sent: dict[int | str, dict[str, tuple[int, int, bool]]] = {}
         # consumer offsets: (group, tp) -> offset value -> [(kind 'c'|'t', op i, invoke ns, txn or -1, fate)]
-        self.offset_writes: dict[tuple[str, str], dict[int, list[tuple[str, int, int, int, int]]]] = {}
-        self.fetches: list[tuple[str, str, int, int, int]] = []  # group, tp, offset, fetch ok ns, fetch ok i
+        # consumer offsets: (group, tp) -> offset -> [(kind 'c'|'t', op i, invoke ns, txn or -1, fate, end ns)]
+        self.offset_writes: dict[tuple[str, str], dict[int, list[tuple[str, int, int, int, int, int]]]] = {}
+        # fetches: group, tp, offset (None: none committed), fetch ok ns, fetch ok i, fetch invoke ns
+        self.fetches: list[tuple[str, str, int | None, int, int, int]] = []
+        self.subscribed: set[str] = set()  # groups of subscribe-mode consumers (may auto-commit)
 
     # ------------------------------------------------------------------ values
 
@@ -393,8 +400,10 @@ class Checker:
             self._send_done(e, inv)
         elif f == "txn":
             self._txn_done(e, inv)
-        elif f in ("assign", "subscribe", "crash"):
+        if f in ("assign", "subscribe", "crash"):
             self._reset_consumer(e.process)
+            if isinstance(inv.value, SubscribeValue):
+                self.subscribed.add(inv.value.group)
         elif f == "seek":
             c = self.consumers.get(e.process)
             if c is not None and isinstance(inv.value, SeekValue) and inv.value.partition in c.tps:
@@ -402,10 +411,11 @@ class Checker:
         elif f == "init" and e.type == OK and isinstance(inv.value, InitValue):
             self.inits.setdefault(inv.value.transactional_id, []).append((e.mono_ns, inv.mono_ns, e.process, e.i))
         elif f == "commit" and e.type in (OK, INFO) and isinstance(inv.value, CommitValue):
+            fate = _T_COMMITTED if e.type == OK else _T_UNKNOWN
+            end_ns = e.mono_ns if e.type == OK else _NEVER
             for tp, off in inv.value.offsets.items():
-                fate = _T_COMMITTED if e.type == OK else _T_UNKNOWN
                 self.offset_writes.setdefault((inv.value.group, tp), {}).setdefault(off, []).append(
-                    ("c", e.i, inv.mono_ns, -1, fate)
+                    ("c", e.i, inv.mono_ns, -1, fate, end_ns)
                 )
         elif (
             f == "fetch-offsets"
@@ -414,8 +424,7 @@ class Checker:
             and isinstance(inv.value, FetchOffsetsInvoke)
         ):
             for tp, fetched in e.value.offsets.items():
-                if fetched is not None:
-                    self.fetches.append((inv.value.group, tp, fetched, e.mono_ns, e.i))
+                self.fetches.append((inv.value.group, tp, fetched, e.mono_ns, e.i, inv.mono_ns))
 
     def _txn_ids_fallback(self, t: int, records: tuple[Record, ...]) -> None:
         ids = getattr(self, "_txn_ids", None)
@@ -543,9 +552,10 @@ class Checker:
         if t in self.t_offsets:
             group, offsets = self.t_offsets[t]
             fate = self.t_fate[t]
+            end_ns = e.mono_ns if fate == _T_COMMITTED else _NEVER
             for tp, off in offsets.items():
                 self.offset_writes.setdefault((group, tp), {}).setdefault(off, []).append(
-                    ("t", e.i, inv.mono_ns, t, fate)
+                    ("t", e.i, inv.mono_ns, t, fate, end_ns)
                 )
 
     # ------------------------------------------------------------------ consumers
@@ -593,6 +603,8 @@ class Checker:
         st.records_read += len(res.records)
         rc = inv.isolation == "read_committed"
         sub = inv.mode == "subscribe"
+        if sub and inv.group is not None:
+            self.subscribed.add(inv.group)
         c = self.consumers.get(e.process)
         if c is None or c.rc != rc:
             if c is not None:
@@ -693,7 +705,18 @@ class Checker:
         for p in pending:
             st.pending += 1
             if p.f == "txn":
-                self.open_txn.pop(p.process, None)
+                t = self.open_txn.pop(p.process, None)
+                if t is not None and t in self.t_offsets:
+                    group, offsets = self.t_offsets[t]
+                    for tp, off in offsets.items():
+                        self.offset_writes.setdefault((group, tp), {}).setdefault(off, []).append(
+                            ("t", p.i, p.mono_ns, t, _T_UNKNOWN, _NEVER)
+                        )
+            elif p.f == "commit" and isinstance(p.value, CommitValue):
+                for tp, off in p.value.offsets.items():
+                    self.offset_writes.setdefault((p.value.group, tp), {}).setdefault(off, []).append(
+                        ("c", p.i, p.mono_ns, -1, _T_UNKNOWN, _NEVER)
+                    )
         for process in list(self.consumers):
             self._reset_consumer(process)
         self._garbage_reads()
@@ -706,6 +729,7 @@ class Checker:
         self._duplicates()
         self._gaps(evidence)
         self._txn_offsets()
+        self._offset_commits()
         return self._verdict(list(warnings))
 
     def _garbage_reads(self) -> None:
@@ -999,12 +1023,14 @@ class Checker:
                 break
 
     def _txn_offsets(self) -> None:
-        for group, tp, off, ok_ns, fetch_i in self.fetches:
+        for group, tp, off, ok_ns, fetch_i, _inv in self.fetches:
+            if off is None:
+                continue
             writers = self.offset_writes.get((group, tp), {}).get(off)
             if not writers:
                 continue  # written outside the history (auto-commit): not judged
             bad: list[tuple[int, int, int]] = []
-            for kind, w_i, inv_ns, t, fate in writers:
+            for kind, w_i, inv_ns, t, fate, _end in writers:
                 if kind == "c":
                     bad = []
                     break
@@ -1023,6 +1049,58 @@ class Checker:
                         f"{self.t_tid[t]}: {why}",
                         (w_i, fetch_i),
                         tp,
+                    )
+                )
+
+    def _offset_commits(self) -> None:
+        """lost-offset-commit: a fetch returns the value of the latest offset commit that completed
+        before it began, or of a commit not known to be older; never an overwritten value or nothing."""
+        latest: dict[tuple[str, str], tuple[list[int], list[int], list[int]]] = {}
+        for key, by_value in self.offset_writes.items():
+            if key[0] in self.subscribed:
+                continue
+            done = sorted(
+                (end, inv, i) for ws in by_value.values() for _k, i, inv, _t, fate, end in ws
+                if fate == _T_COMMITTED and end != _NEVER
+            )  # fmt: skip
+            ends = [d[0] for d in done]
+            starts: list[int] = []  # running max of the start of writes completed so far
+            which: list[int] = []
+            for _end, inv, i in done:
+                if not starts or inv > starts[-1]:
+                    starts.append(inv)
+                    which.append(i)
+                else:
+                    starts.append(starts[-1])
+                    which.append(which[-1])
+            latest[key] = (ends, starts, which)
+        for group, tp, off, _ok_ns, fetch_i, fetch_inv in self.fetches:
+            idx = latest.get((group, tp))
+            if idx is None:
+                continue
+            ends, starts, which = idx
+            k = bisect.bisect_left(ends, fetch_inv) - 1
+            if k < 0:
+                continue  # no commit completed before the fetch began
+            newest_start, newest_i = starts[k], which[k]
+            if off is None:
+                stale = True
+            else:
+                writers = self.offset_writes[(group, tp)].get(off)
+                if not writers:
+                    continue  # a value written outside the history: not judged
+                stale = all(end < newest_start for _k, _i, _inv, _t, fate, end in writers if fate != _T_ABORTED)
+                stale = stale and any(fate != _T_ABORTED for *_, fate, _e in writers)
+            if stale:
+                got = "no offset" if off is None else f"offset {off}"
+                self.log.add(
+                    Finding(
+                        "lost-offset-commit",
+                        f"group {group} fetched {got} for {tp}, but a later commit had completed before the fetch",
+                        (newest_i, fetch_i),
+                        tp,
+                        allowed=self.lossy,
+                        why=self.lossy_why,
                     )
                 )
 
