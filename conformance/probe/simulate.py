@@ -1,18 +1,18 @@
 """A seeded simulation of a correct Kafka cluster and its clients that writes probe histories.
 
-It exists to validate the checker (a correct simulation must give no forbidden anomaly; each
-planted bug must be found) and to make large histories for the checker's benchmark. The model is
-Kafka's client-visible behaviour, not its protocol: per partition an append-only log whose entries
-are records or control markers (KIP-98: a marker takes an offset and is never returned); a
-transaction's records are appended when it starts and stay unstable (above the LSO) until its
-marker; read_committed consumers read up to the LSO and skip aborted records and markers
-(CompletedFetch), read_uncommitted ones read up to the log end (one replica: log end = HW);
-positions move past what was returned or skipped (KafkaConsumer.position). Producers are
-idempotent (no duplicates) or not (this simulation never retries, so none either); a second
-InitProducerId for a transactional.id fences the first producer (KIP-98): its open transaction is
-aborted and its next one fails with PRODUCER_FENCED. Transactional offsets (KIP-447) become visible
-with the commit marker. Unknown outcomes (``info``) are simulated as timeouts after which the write
-did or did not happen.
+It exists to validate the checker (a correct simulation must give no forbidden anomaly; each planted
+bug must be found) and to make large histories for the checker's benchmark. The model is Kafka's
+client-visible behaviour, not its protocol: per partition an append-only log whose entries are
+records or control markers (KIP-98: a marker takes an offset and is never returned); a transaction's
+records are appended when it starts and stay unstable (above the LSO) until its marker;
+read_committed consumers read up to the LSO and skip aborted records and markers (CompletedFetch),
+read_uncommitted ones read up to the log end (one replica: log end = HW); positions move past what
+was returned or skipped (KafkaConsumer.position). Producers are idempotent (no duplicates) or not
+(this simulation never retries, so none either); a second InitProducerId for a transactional.id
+fences the first producer (KIP-98): its open transaction is aborted and its next one fails with
+PRODUCER_FENCED. Transactional offsets (KIP-447) become visible with the commit marker; explicit
+offset commits are durable. Unknown outcomes (``info``) are simulated as timeouts after which the
+write did or did not happen.
 
 ``plant`` names one bug to build in (PLANTS); the history then holds the anomaly the checker must
 report.
@@ -37,6 +37,7 @@ PLANTS: dict[str, str] = {
     "poll-skip": "a consumer's position sometimes jumps over one record",
     "zombie-commit": "InitProducerId does not fence the older producer",
     "txn-offsets-visible-early": "offsets sent to an aborted transaction become visible",
+    "lost-offset-commit": "an acknowledged offset commit is sometimes not applied",
 }
 """Bugs the simulation can build in, by the anomaly the checker must then report."""
 
@@ -202,12 +203,13 @@ class Simulation:
                 off = rng.randrange(len(self.logs[tp].entries) + 1)
                 self.w.invoke(p, "seek", {"partition": tp, "offset": off}, **self._t())
                 self.inflight[p] = ("seek", tp, off)
-            elif r < 0.05 and kind == "sub":
+            elif r < 0.05 and kind in ("sub", "rc"):
+                group = "g1" if kind == "sub" else "g-assign"  # g-assign: explicit commits only
                 offsets = {tp: st["pos"][tp] for tp in self.tps if tp in st["pos"]}
-                self.w.invoke(p, "commit", {"group": "g1", "offsets": offsets}, **self._t())
-                self.inflight[p] = ("commit", offsets)
+                self.w.invoke(p, "commit", {"group": group, "offsets": offsets}, **self._t())
+                self.inflight[p] = ("commit", group, offsets)
             elif r < 0.07:
-                group = "g1" if kind == "sub" else "g-eos"
+                group = "g1" if kind == "sub" else rng.choice(("g-eos", "g-assign"))
                 self.w.invoke(p, "fetch-offsets", {"group": group, "partitions": self.tps}, **self._t())
                 self.inflight[p] = ("fetch", group)
             else:
@@ -282,9 +284,11 @@ class Simulation:
             st["pos"][tp] = off
             self.w.complete(p, "ok", "seek", {"partition": tp, "offset": off}, **t())
         elif op[0] == "commit":
-            for tp, off in op[1].items():
-                self.committed[("g1", tp)] = off
-            self.w.complete(p, "ok", "commit", {"group": "g1", "offsets": op[1]}, **t())
+            _, group, offsets = op
+            if not self._plant_now("lost-offset-commit", 0.2):
+                for tp, off in offsets.items():
+                    self.committed[(group, tp)] = off
+            self.w.complete(p, "ok", "commit", {"group": group, "offsets": offsets}, **t())
         elif op[0] == "fetch":
             group = op[1]
             offsets = {tp: self.committed.get((group, tp)) for tp in self.tps}
