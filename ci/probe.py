@@ -168,7 +168,8 @@ def check_and_report(history: Path, out: Path, junit: Path | None, keep: int = 2
     for finding in result.findings.findings():
         if not finding.allowed:
             console.print(
-                f"[bold red]{finding.name}[/] {finding.partition or ''}: {finding.explanation} "
+                f"[bold red]{finding.name}[/]{' ' + finding.partition if finding.partition else ''}: "
+                f"{finding.explanation} "
                 f"(operations {', '.join(map(str, finding.witnesses))})"
             )
     paths = write_reports(result, history, out)
