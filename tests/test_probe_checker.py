@@ -459,3 +459,42 @@ def test_lost_offset_commit_allowed_with_volatile_storage(tmp_path: Path) -> Non
     h.fetch(4, {B: None})
     r = h.check()
     assert names(r) == set() and "lost-offset-commit" in names(r, allowed=True)
+
+
+def _concurrent_inits(h: H) -> None:
+    h.invoke(1, "init", {"transactional_id": "tx"})
+    h.invoke(2, "init", {"transactional_id": "tx"})
+    h.complete(1, "init", "ok", {"transactional_id": "tx"})
+    h.complete(2, "init", "ok", {"transactional_id": "tx"})
+
+
+def test_zombie_commit_with_concurrent_inits_fires(tmp_path: Path) -> None:
+    """Either init may have fenced the other; both instances committing proves a zombie (librdkafka's mock
+    cluster never fences: rdkafka_mock_handlers.c gives each InitProducerId a fresh pid)."""
+    h = H(tmp_path / "h")
+    _concurrent_inits(h)
+    h.txn(1, "tx", [(A, 0, "v0")])
+    h.txn(2, "tx", [(A, 2, "v1")])
+    h.poll(9, [(A, 0, "v0"), (A, 2, "v1")])
+    r = h.check()
+    assert names(r) == {"zombie-commit"}
+    (z,) = [f for f in r.findings.findings() if f.name == "zombie-commit"]
+    assert z.witnesses == (3, 4, 6, 8)  # both inits, both commits
+
+
+def test_zombie_commit_with_concurrent_inits_near_misses(tmp_path: Path) -> None:
+    h = H(tmp_path / "h")
+    _concurrent_inits(h)
+    h.txn(1, "tx", [(A, None, "v0")], typ="fail")  # this one was fenced
+    h.txn(2, "tx", [(A, 0, "v1")])
+    h.poll(9, [(A, 0, "v1")])
+    assert names(h.check()) == set()
+    h2 = H(tmp_path / "h2")
+    h2.invoke(1, "init", {"transactional_id": "tx"})
+    h2.complete(1, "init", "ok", {"transactional_id": "tx"})
+    h2.invoke(2, "init", {"transactional_id": "tx"})
+    h2.txn(1, "tx", [(A, 0, "v0")])  # began before the second init completed: it may precede the fence
+    h2.complete(2, "init", "ok", {"transactional_id": "tx"})
+    h2.txn(2, "tx", [(A, 2, "v1")])
+    h2.poll(9, [(A, 0, "v0"), (A, 2, "v1")])
+    assert names(h2.check()) == set()

@@ -791,8 +791,18 @@ class Checker:
                 )
 
     def _zombies(self, evidence: bytearray) -> None:
+        """zombie-commit, in two forms that need no knowledge of the coordinator's order:
+
+        - definite: another instance's InitProducerId began after this instance's own completed and
+          completed before this transaction began, so this instance was fenced, yet it committed;
+        - concurrent: two instances' InitProducerIds overlapped (either may have fenced the other),
+          and *both* committed transactions begun after both inits completed: whichever was fenced
+          committed.
+        """
         by_tid: dict[str, list[tuple[int, int, int | str, int]]] = {k: sorted(v) for k, v in self.inits.items()}
         keys = {k: [x[0] for x in v] for k, v in by_tid.items()}
+        # (init i, init i) of two overlapping instances -> committing process -> its transaction
+        ambiguous: dict[tuple[int, int], dict[int | str, int]] = {}
         for t in range(len(self.t_fate)):
             if not self.t_end_commit[t] or not evidence[t]:
                 continue
@@ -804,28 +814,57 @@ class Checker:
             k = bisect.bisect_left(keys[self.t_tid[t]], start)
             others: list[tuple[int, int, int | str, int]] = []
             own: tuple[int, int, int | str, int] | None = None
+            jo = -1
             for j in range(k - 1, -1, -1):
                 if inits[j][2] == proc:
-                    own = inits[j]
+                    own, jo = inits[j], j
                     break
                 others.append(inits[j])
             if own is None:
                 continue
-            own_ok_ns = own[0]
+            own_ok_ns, own_inv_ns = own[0], own[1]
             fencers = [o for o in others if o[1] > own_ok_ns]  # began after this producer's epoch was issued
-            if not fencers:
+            if fencers:
+                self._zombie(t, own, fencers[0])
                 continue
-            fencer = fencers[0]
-            how = "its commit succeeded" if self.t_fate[t] == _T_COMMITTED else "read_committed consumers read it"
-            done = self.t_done_i[t] if self.t_done_i[t] >= 0 else self.t_inv_i[t]
+            latest: dict[int | str, tuple[int, int, int | str, int]] = {}
+            for o in reversed(others):  # ascending completion: the last one per process wins
+                latest[o[2]] = o
+            for j in range(jo - 1, -1, -1):  # inits that completed while this one was under way
+                if inits[j][0] <= own_inv_ns:
+                    break
+                if inits[j][2] != proc and inits[j][2] not in latest:
+                    latest[inits[j][2]] = inits[j]
+            for q in latest.values():
+                if q[1] < own_ok_ns and q[0] > own_inv_ns:  # overlapping InitProducerIds
+                    pair = (min(own[3], q[3]), max(own[3], q[3]))
+                    ambiguous.setdefault(pair, {}).setdefault(proc, t)
+        for (a, b), by_proc in ambiguous.items():
+            if len(by_proc) < 2:
+                continue
+            (p1, t1), (p2, t2) = sorted(by_proc.items(), key=lambda x: x[1])[:2]
+            d1 = self.t_done_i[t1] if self.t_done_i[t1] >= 0 else self.t_inv_i[t1]
+            d2 = self.t_done_i[t2] if self.t_done_i[t2] >= 0 else self.t_inv_i[t2]
             self.log.add(
                 Finding(
                     "zombie-commit",
-                    f"process {proc} ({self.t_tid[t]}) began a transaction after process {fencer[2]}'s "
-                    f"InitProducerId for the same transactional.id completed, and {how}",
-                    (own[3], fencer[3], done),
+                    f"processes {p1} and {p2} ({self.t_tid[t1]}) ran InitProducerId concurrently, and both "
+                    "committed transactions begun after both had completed: one of them was fenced",
+                    (a, b, d1, d2),
                 )
             )
+
+    def _zombie(self, t: int, own: tuple[int, int, int | str, int], fencer: tuple[int, int, int | str, int]) -> None:
+        how = "its commit succeeded" if self.t_fate[t] == _T_COMMITTED else "read_committed consumers read it"
+        done = self.t_done_i[t] if self.t_done_i[t] >= 0 else self.t_inv_i[t]
+        self.log.add(
+            Finding(
+                "zombie-commit",
+                f"process {self.t_proc[t]} ({self.t_tid[t]}) began a transaction after process {fencer[2]}'s "
+                f"InitProducerId for the same transactional.id completed, and {how}",
+                (own[3], fencer[3], done),
+            )
+        )
 
     def _covered(self) -> dict[tuple[int, bool], tuple[list[int], list[int]]]:
         out: dict[tuple[int, bool], tuple[list[int], list[int]]] = {}
