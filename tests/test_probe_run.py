@@ -24,6 +24,7 @@ from kconform.ci.cli import main
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.conformance.probe.history import read_history
 from kconform.conformance.probe.runner import ProbeError, ProbeOptions, run_probe
+from kconform.conformance.probe.target_file import SHIPPED_DIR
 
 MARK = "KCONFORM_PROBE_TEST_RUN"
 
@@ -189,4 +190,25 @@ def test_bootstrap_server_mode_against_a_cluster_we_did_not_start(tmp_path: Path
     finally:
         helper.send_signal(signal.SIGTERM)
         helper.wait(timeout=10)
+    assert _leftovers(mark) == []
+
+
+@pytest.mark.slow
+def test_kill_and_restart_of_a_node_with_volatile_storage(tmp_path: Path, mark: str) -> None:
+    """Tansu with kill/restart allowed: the nemesis SIGKILLs the broker and starts it again on the same
+    ports; memory storage restarts empty, which the header's volatile_storage makes allowed. Seed 0's
+    first fault is a kill (the nemesis' choices are seeded)."""
+    source = SHIPPED_DIR / "tansu.toml"
+    target = tmp_path / "tansu-kill.toml"
+    target.write_text(
+        source.read_text().replace("kill = false", "kill = true").replace("restart = false", "restart = true")
+    )
+    run = run_probe(
+        ProbeOptions(target=str(target), seed=0, seconds=8, capabilities="transactions=false", out_dir=tmp_path / "out")
+    )
+    assert run.faults.get("kill", 0) >= 1 and run.faults.get("restart", 0) >= 1
+    header, events, _ = read_history(run.history)
+    assert header.config.volatile_storage is True
+    assert [e.f for e in events if e.process == "nemesis"][:2] == ["kill", "kill"]  # invoke, ok
+    assert main(["probe", "--check", str(run.history), "--out", str(tmp_path / "check")]) == EXIT_PASS
     assert _leftovers(mark) == []
