@@ -47,7 +47,7 @@ class ProbeOptions:
     seed: int = 7
     ops: int | None = None
     seconds: float | None = None
-    out_dir: Path = Path("kconform-out/probe")
+    out_dir: Path = Path("kconform-probe")
     nemesis: bool = True
 
 
