@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS
-from kconform.model.configs import SLICES, TXN
+from kconform.conformance import registry
+from kconform.model.configs import TXN
 
 
 def add_parser(commands: Any, add_config_arguments: Any, load_config: Any) -> None:
@@ -43,9 +44,9 @@ def add_parser(commands: Any, add_config_arguments: Any, load_config: Any) -> No
     )
     gen.add_argument(
         "--slice",
-        choices=SLICES,
-        help="which reference cluster: replication (default) or txn (idempotent and transactional producers, "
-        "read_committed consumers; same as --set slice=txn)",
+        choices=registry.names(),
+        help="which slice's reference cluster (conformance.registry): replication (default), txn (idempotent and "
+        "transactional producers, read_committed consumers), ...; same as --set slice=NAME",
     )
     gen.add_argument(
         "--transaction-version",
