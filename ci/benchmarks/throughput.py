@@ -8,7 +8,8 @@ measured in the same run.
 process on the code of git revision ``REV`` (exported to a temporary directory) and on the working
 tree, alternately ``--rounds`` times (so load from other work on the machine falls on both), and
 prints each round and the medians, per wall-clock second and per CPU second of the child (the
-steadier figure on a shared machine). The child uses only entry points both sides have
+steadier figure on a shared machine). Each child first runs a two-example warm-up campaign, so
+that module loading (which differs between revisions) is not counted. The child uses only entry points both sides have
 (``run_campaign``, ``make_adapter``, ``config_from_json``).
 """
 
@@ -44,6 +45,7 @@ from kconform.model.configs import config_from_json
 from kconform.traces.replay import make_adapter
 name, examples, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 cfg = config_from_json({} if name == "replication" else {"slice": name})
+run_campaign(lambda: make_adapter("reference", cfg), cfg, frozenset(), seed=0, examples=2, steps=steps)  # warm-up
 cpu = time.process_time()
 result = run_campaign(lambda: make_adapter("reference", cfg), cfg, frozenset(), seed=1, examples=examples, steps=steps)
 cpu = time.process_time() - cpu
