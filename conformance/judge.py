@@ -140,6 +140,10 @@ class LockstepJudge(Generic[S, Cfg]):
         self._violations_seen: set[str] = set()
         self._after: S | None = None
         self.handlers: dict[type[ev.Event], Callable[[Any], S]] = {}
+        self.coverage_key: Callable[[ev.Event], str] = outcome_key
+        """The coverage key an accepted event counts under (conformance.coverage.outcome_key; a
+        slice's judge may refine it)."""
+        self._counts_more = type(self).count_coverage is not LockstepJudge.count_coverage
 
     # ------------------------------------------------------------------------------------------
     # What a slice gives
@@ -152,10 +156,6 @@ class LockstepJudge(Generic[S, Cfg]):
         """Whether the invariants' inputs are the very same objects in ``post`` as in ``pre`` (then
         nothing new can be broken and the checks are counted, not re-run)."""
         return post is pre
-
-    def coverage_key(self, event: ev.Event) -> str:
-        """The coverage key an accepted event counts under (conformance.coverage.outcome_key)."""
-        return outcome_key(event)
 
     def count_coverage(self, event: ev.Event, pre: S) -> None:
         """Count the slice's coverage keys of an accepted event beyond its handler outcome (which
@@ -181,7 +181,8 @@ class LockstepJudge(Generic[S, Cfg]):
                 self.state = self._after  # what the model says the handler leaves behind
             return [Finding(NON_CONFORMANCE, event.kind, f"outcome differs: {exc}", event)]
         self.covered[self.coverage_key(event)] += 1
-        self.count_coverage(event, pre)
+        if self._counts_more:
+            self.count_coverage(event, pre)
         return self._check_invariants(pre, self.state, event)
 
     def _check_invariants(self, pre: S, post: S, event: ev.Event) -> list[Finding]:

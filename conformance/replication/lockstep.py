@@ -47,6 +47,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
 
     def __init__(self, cfg: ReplicationConfig, checked: frozenset[str] | None = None) -> None:
         super().__init__(cfg, checked, initial_state(cfg))
+        self.coverage_key = coverage_key  # fetch_handled:diverging
         self._fetches: dict[int, tuple[int, FetchRequest]] = {}
         self._fetch_answers: dict[int, list[FetchResponse]] = {}
         self._queries: dict[int, tuple[int, EpochQuery]] = {}
@@ -75,9 +76,6 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             ev.AlterPartitionApplied: self._alter_partition_applied,
             ev.ConsumerFetchHandled: self._consumer_fetch_handled,
         }
-
-    def coverage_key(self, event: ev.Event) -> str:
-        return coverage_key(event)
 
     def unchanged(self, pre: State, post: State) -> bool:
         """The invariants read only the replicas, the controller and the ghost: when these are the
