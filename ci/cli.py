@@ -1,5 +1,5 @@
 """The ``kconform`` command line: ``gate``, ``replay``, ``explore``, ``bmc``, ``generate``, ``convert``,
-``mine``, ``probe``, ``mutants``, ``--version``.
+``mine``, ``probe``, ``logs``, ``mutants``, ``--version``.
 
 This module only turns argv into validated options and hands them to the engines
 (kconform.ci.gate.run_gate, kconform.traces.replay.run_replay, kconform.ci.explore.run_explore),
@@ -167,12 +167,13 @@ def _parser() -> _Parser:
     _add_bmc_parser(commands)
 
     # Trace corpora (docs/traces.md): generate, convert, mine. Their engines are imported on use.
-    from kconform.ci import convert, generate, mine, probe
+    from kconform.ci import convert, generate, logs, mine, probe
 
     generate.add_parser(commands, _add_config_arguments, _load_any_config)
     convert.add_parser(commands)
     mine.add_parser(commands)
     probe.add_parser(commands)
+    logs.add_parser(commands)
 
     mutants = commands.add_parser("mutants", help="list the known mutants", description="List the known mutants.")
     mutants.set_defaults(handler=_cmd_mutants)

@@ -1,0 +1,297 @@
+"""Every log check fires on a bad input and stays silent on its near miss (the smallest change that
+makes the input legal), and says "not observed" when the input cannot exercise it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kconform.traces.logs.checks import NOT_OBSERVED, PASSED, VIOLATED, check_names
+from tests.logskit import check_text
+
+B = (
+    "baseOffset: {b} lastOffset: {l} count: {c} baseSequence: {s} lastSequence: {ls} producerId: {pid} producerEpoch: {pe} "
+    "partitionLeaderEpoch: {le} isTransactional: {tx} isControl: {ctl} deleteHorizonMs: OptionalLong.empty position: 0 "
+    "CreateTime: {t} size: 80 magic: 2 compresscodec: none crc: 1 isvalid: true"
+)
+M = "| offset: {o} CreateTime: {t} keySize: 4 valueSize: 6 sequence: -1 headerKeys: [] endTxnMarker: {m} coordinatorEpoch: {ce}"
+
+
+def batch(
+    b: int,
+    last_: int | None = None,
+    *,
+    s: int = -1,
+    pid: int = -1,
+    pe: int = -1,
+    le: int = 0,
+    tx: bool = False,
+    ctl: bool = False,
+    t: int = 1000,
+    c: int | None = None,
+) -> str:
+    last = b if last_ is None else last_
+    count = last - b + 1 if c is None else c
+    ls = -1 if s < 0 else s + count - 1
+    return B.format(
+        b=b, l=last, c=count, s=s, ls=ls, pid=pid, pe=pe, le=le, tx=str(tx).lower(), ctl=str(ctl).lower(), t=t
+    )
+
+
+def marker(o: int, m: str = "COMMIT", ce: int = 0, t: int = 1000) -> str:
+    return M.format(o=o, m=m, ce=ce, t=t)
+
+
+def dump(*lines: str, partition: str = "orders-0") -> str:
+    return "\n".join([f"Dumping /data/{partition}/00000000000000000000.log", "Starting offset: 0", *lines]) + "\n"
+
+
+def verdict(tmp_path: Path, text: str, check: str, name: str = "input.log") -> tuple[str, int]:
+    c = check_text(tmp_path, text, check, name)
+    return c.status, c.finding_count
+
+
+CASES: list[tuple[str, str, str]] = [
+    # (check, bad input, near miss)
+    (
+        "segment-offsets-increasing",
+        dump(batch(0, 4), batch(4, 6)),
+        dump(batch(0, 4), batch(5, 6)),
+    ),
+    (
+        "segment-leader-epochs-non-decreasing",
+        dump(batch(0, le=3), batch(1, le=2)),
+        dump(batch(0, le=2), batch(1, le=3)),
+    ),
+    (
+        "producer-sequences-contiguous",
+        dump(batch(0, 1, s=0, pid=5, pe=0), batch(2, 3, s=3, pid=5, pe=0)),
+        dump(batch(0, 1, s=0, pid=5, pe=0), batch(2, 3, s=2, pid=5, pe=0)),
+    ),
+    (
+        "producer-epochs-non-decreasing",
+        dump(batch(0, s=0, pid=5, pe=2), batch(1, s=0, pid=5, pe=1)),
+        dump(batch(0, s=0, pid=5, pe=1), batch(1, s=0, pid=5, pe=2)),
+    ),
+    (
+        "txn-batches-closed-by-marker",
+        # a hanging transaction: the partition keeps taking writes 30 minutes later
+        dump(batch(0, s=0, pid=7, pe=0, tx=True, t=0), batch(1, s=0, pid=8, pe=0, t=1_800_000)),
+        dump(
+            batch(0, s=0, pid=7, pe=0, tx=True, t=0),
+            batch(1, pid=7, pe=0, tx=True, ctl=True, t=10),
+            marker(1, t=10),
+            batch(2, s=0, pid=8, pe=0, t=1_800_000),
+        ),
+    ),
+    (
+        "txn-marker-coordinator-epochs-non-decreasing",
+        dump(
+            batch(0, pid=7, pe=0, tx=True, ctl=True),
+            marker(0, ce=3),
+            batch(1, pid=7, pe=0, tx=True, ctl=True),
+            marker(1, ce=2),
+        ),
+        dump(
+            batch(0, pid=7, pe=0, tx=True, ctl=True),
+            marker(0, ce=2),
+            batch(1, pid=7, pe=0, tx=True, ctl=True),
+            marker(1, ce=3),
+        ),
+    ),
+]
+
+TXN = "| offset: {n} CreateTime: 1 keySize: 1 valueSize: 1 sequence: -1 headerKeys: [] key: transaction_metadata::transactionalId=t payload: producerId:1,producerEpoch:{e},state={s},partitions=[],txnLastUpdateTimestamp=1,txnTimeoutMs=60000"
+
+
+def txn_log(*states: tuple[str, int]) -> str:
+    return dump(*[TXN.format(n=i, s=s, e=e) for i, (s, e) in enumerate(states)], partition="__transaction_state-3")
+
+
+CASES += [
+    (
+        "txn-state-transitions-valid",
+        txn_log(("Empty", 0), ("Ongoing", 0), ("PrepareCommit", 0), ("CompleteAbort", 0)),
+        txn_log(("Empty", 0), ("Ongoing", 0), ("PrepareCommit", 0), ("CompleteCommit", 0)),
+    ),
+]
+
+LOG = "[2024-01-01 00:00:0{i},000] INFO {msg} ({logger})"
+
+
+def log(*msgs: tuple[str, str]) -> str:
+    return "\n".join(LOG.format(i=i % 10, msg=m, logger=lg) for i, (m, lg) in enumerate(msgs)) + "\n"
+
+
+def leader(broker: int, epoch: int, offset: int = 0, hw: int = 0, tp: str = "t-0") -> tuple[str, str]:
+    return (
+        f"[Broker id={broker}] Leader {tp} with topic id Some(X) starts at leader epoch {epoch} from offset {offset} with "
+        f"partition epoch {epoch}, high watermark {hw}, ISR [1,2], adding replicas [] and removing replicas [] . "
+        f"Previous leader None and previous leader epoch was -1.",
+        "state.change.logger",
+    )
+
+
+def follower(broker: int, epoch: int, lead: int, offset: int = 0, hw: int = 0) -> tuple[str, str]:
+    return (
+        f"[Broker id={broker}] Follower t-0 with topic id Some(X) starts at leader epoch {epoch} from offset {offset} with "
+        f"partition epoch {epoch} and high watermark {hw}. Current leader is {lead}. Previous leader None and previous "
+        "leader epoch was -1.",
+        "state.change.logger",
+    )
+
+
+def trunc(offset: int, epoch: int, end: int, completed: bool = True) -> tuple[str, str]:
+    return (
+        f"[ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Truncating partition t-0 with TruncationState(offset={offset}, "
+        f"completed={str(completed).lower()}) due to leader epoch and offset EpochEndOffset(errorCode=0, partition=0, "
+        f"leaderEpoch={epoch}, endOffset={end})",
+        "kafka.server.ReplicaFetcherThread",
+    )
+
+
+BELOW = (
+    "[ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Truncating t-0 to offset 5 below high watermark 9",
+    "kafka.server.ReplicaFetcherThread",
+)
+UNCLEAN = (
+    "[Controller id=1 epoch=3] Unclean leader election for partition t-0: potential data loss",
+    "kafka.controller.KafkaController",
+)
+SHRINK = "[Partition t-0 broker=1] Shrinking ISR from {a} to {b}. Leader: (highWatermark: {h}, endOffset: {e}). Out of sync replicas: (brokerId: 3, endOffset: 1)."
+
+CASES += [
+    (
+        "one-leader-per-leader-epoch",
+        log(leader(1, 4), follower(2, 4, lead=3)),
+        log(leader(1, 4), follower(2, 4, lead=1)),
+    ),
+    ("leader-epochs-increase-per-broker", log(leader(1, 5), leader(1, 4)), log(leader(1, 4), leader(1, 5))),
+    ("hw-le-leo", log(leader(1, 4, offset=10, hw=11)), log(leader(1, 4, offset=10, hw=10))),
+    (
+        "isr-changes-consistent",
+        log((SHRINK.format(a="1,2,3", b="2,3", h=1, e=1), "kafka.cluster.Partition")),
+        log((SHRINK.format(a="1,2,3", b="1,2", h=1, e=1), "kafka.cluster.Partition")),
+    ),
+    ("truncation-agrees-with-epoch-cache", log(trunc(101, 4, 100)), log(trunc(100, 4, 100))),
+    ("no-truncation-below-hw", log(BELOW), log(trunc(9, 4, 9))),
+]
+
+FETCH_REQ = (
+    "10:00:0{i}.000 [t] DEBUG org.apache.kafka.clients.NetworkClient - [Consumer clientId=c1, groupId=g] Sending FETCH "
+    "request with header RequestHeader(apiKey=FETCH, apiVersion=13, clientId=c1, correlationId={corr}) and timeout 30000 "
+    "to node 1: FetchRequestData(clusterId=null, replicaId=-1, maxWaitMs=500, minBytes=1, maxBytes=1, isolationLevel=1, "
+    "sessionId={sid}, sessionEpoch={ep}, topics=[], forgottenTopicsData=[], rackId='')"
+)
+FETCH_RESP = (
+    "10:00:0{i}.500 [t] DEBUG org.apache.kafka.clients.NetworkClient - [Consumer clientId=c1, groupId=g] Received FETCH "
+    "response from node 1 for request with header RequestHeader(apiKey=FETCH, apiVersion=13, clientId=c1, "
+    "correlationId={corr}): FetchResponseData(throttleTimeMs=0, errorCode={err}, sessionId={sid}, responses=["
+    "FetchableTopicResponse(topic='t', topicId=X, partitions=[PartitionData(partitionIndex=0, errorCode=0, highWatermark={hw}, "
+    "lastStableOffset={lso}, logStartOffset=0, abortedTransactions={ab}, preferredReadReplica=-1, records=null)])])"
+)
+
+
+def fetches(*steps: tuple[int, int, int, int]) -> str:
+    """(sessionId, sessionEpoch, response error, response sessionId) per request/answer pair."""
+    out = []
+    for i, (sid, ep, err, rsid) in enumerate(steps):
+        out.append(FETCH_REQ.format(i=i, corr=i, sid=sid, ep=ep))
+        out.append(FETCH_RESP.format(i=i, corr=i, err=err, sid=rsid, hw=10, lso=10, ab="null"))
+    return "\n".join(out) + "\n"
+
+
+def answer(hw: int, lso: int, aborted: str = "null") -> str:
+    return FETCH_RESP.format(i=0, corr=0, err=0, sid=0, hw=hw, lso=lso, ab=aborted) + "\n"
+
+
+CASES += [
+    ("fetch-answer-lso-le-hw", answer(hw=10, lso=11), answer(hw=10, lso=10)),
+    (
+        "read-committed-aborted-below-lso",
+        answer(hw=10, lso=8, aborted="[AbortedTransaction(producerId=3, firstOffset=8)]"),
+        answer(hw=10, lso=8, aborted="[AbortedTransaction(producerId=3, firstOffset=7)]"),
+    ),
+    (
+        "fetch-session-epochs",
+        fetches((0, 0, 0, 77), (77, 1, 0, 77), (77, 3, 0, 77)),
+        fetches((0, 0, 0, 77), (77, 1, 0, 77), (77, 2, 0, 77)),
+    ),
+]
+
+
+@pytest.mark.parametrize(("check", "bad", "near_miss"), CASES, ids=[c[0] for c in CASES])
+def test_check_fires_on_bad_input_and_not_on_near_miss(tmp_path: Path, check: str, bad: str, near_miss: str) -> None:
+    assert verdict(tmp_path, bad, check)[0] == VIOLATED
+    assert verdict(tmp_path, near_miss, check, "near-miss.log") == (PASSED, 0)
+
+
+def test_every_check_has_a_case() -> None:
+    covered = {c[0] for c in CASES} | {
+        "segment-offsets-contiguous",
+        "aborted-index-covers-aborted-batches",
+        "epoch-checkpoint-valid",
+    }
+    assert covered == set(check_names())
+
+
+def test_offsets_contiguous_is_advisory_and_skips_compacted_chains(tmp_path: Path) -> None:
+    c = check_text(tmp_path, dump(batch(0, 1), batch(5, 6)), "segment-offsets-contiguous")
+    assert c.status == "advisory" and c.finding_count == 1 and not c.fails
+    compacted = dump(batch(0, 4, c=2), batch(9, 9))  # a batch with fewer records than its span
+    assert verdict(tmp_path, compacted, "segment-offsets-contiguous", "compacted.log") == (NOT_OBSERVED, 0)
+    assert verdict(tmp_path, dump(batch(0, 1), batch(2, 6)), "segment-offsets-contiguous", "ok.log") == (PASSED, 0)
+
+
+def test_elided_dump_text_breaks_the_chain(tmp_path: Path) -> None:
+    # "..." between two batches: the sequence gap may be in the text someone removed
+    text = dump(batch(0, s=0, pid=5, pe=0), "...", batch(7, s=7, pid=5, pe=0))
+    assert verdict(tmp_path, text, "producer-sequences-contiguous") == (PASSED, 0)
+    joined = dump(batch(0, s=0, pid=5, pe=0), batch(7, s=7, pid=5, pe=0))
+    assert verdict(tmp_path, joined, "producer-sequences-contiguous", "joined.log")[0] == VIOLATED
+
+
+def test_truncation_below_hw_is_allowed_after_an_unclean_election(tmp_path: Path) -> None:
+    c = check_text(tmp_path, log(UNCLEAN, BELOW), "no-truncation-below-hw")
+    assert (c.status, c.allowed) == (PASSED, 1)
+
+
+def test_aborted_index_covers_aborted_batches(tmp_path: Path) -> None:
+    data = dump(batch(0, s=0, pid=7, pe=0, tx=True), batch(1, pid=7, pe=0, tx=True, ctl=True), marker(1, m="ABORT"))
+    index_ok = "Dumping /data/orders-0/00000000000000000000.txnindex\nversion: 0 producerId: 7 firstOffset: 0 lastOffset: 1 lastStableOffset: 0\n"
+    index_bad = "Dumping /data/orders-0/00000000000000000000.txnindex\nversion: 0 producerId: 7 firstOffset: 0 lastOffset: 3 lastStableOffset: 0\n"
+    assert verdict(tmp_path, data + index_bad, "aborted-index-covers-aborted-batches")[0] == VIOLATED
+    assert verdict(tmp_path, data + index_ok, "aborted-index-covers-aborted-batches", "ok.log") == (PASSED, 0)
+    assert verdict(tmp_path, data, "aborted-index-covers-aborted-batches", "noindex.log") == (NOT_OBSERVED, 0)
+
+
+def test_epoch_checkpoint_valid(tmp_path: Path) -> None:
+    assert (
+        verdict(tmp_path, "0\n2\n3 100\n3 150\n", "epoch-checkpoint-valid", "t-0/leader-epoch-checkpoint")[0]
+        == VIOLATED
+    )
+    assert verdict(tmp_path, "0\n2\n3 100\n4 150\n", "epoch-checkpoint-valid", "u-0/leader-epoch-checkpoint") == (
+        PASSED,
+        0,
+    )
+
+
+def test_fetch_session_must_restart_after_an_error(tmp_path: Path) -> None:
+    bad = fetches((0, 0, 0, 77), (77, 1, 71, 0), (77, 2, 0, 77))
+    ok = fetches((0, 0, 0, 77), (77, 1, 71, 0), (77, 0, 0, 77))
+    assert verdict(tmp_path, bad, "fetch-session-epochs")[0] == VIOLATED
+    assert verdict(tmp_path, ok, "fetch-session-epochs", "ok.log")[0] != VIOLATED
+
+
+def test_interleaved_brokers_are_judged_per_broker(tmp_path: Path) -> None:
+    # broker 1 and broker 2 lines interleaved with disordered timestamps: no finding
+    text = log(leader(1, 4), follower(2, 5, lead=3), leader(1, 6))
+    text = text.replace("00:00:01", "00:00:09")
+    c = check_text(tmp_path, text, "leader-epochs-increase-per-broker")
+    assert (c.status, c.judged, c.finding_count) == (PASSED, 1, 0)
+
+
+def test_checks_say_not_observed_without_input(tmp_path: Path) -> None:
+    for name in check_names():
+        assert verdict(tmp_path, "nothing Kafka printed\n", name)[0] == NOT_OBSERVED

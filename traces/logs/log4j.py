@@ -1,0 +1,107 @@
+"""Log record headers of Kafka's broker and client logs, whatever the layout.
+
+Kafka ships ``[%d] %p %m (%c)%n`` (config/log4j.properties since 0.8, log4j2.yaml in 4.x), but
+deployments use their own patterns (``%d{ISO8601} %p [%t] %c: %m``, logback's
+``HH:mm:ss.SSS [thread] LEVEL logger - msg``, JSON-less container layouts) and tools add prefixes
+(``docker compose`` service names, ``grep -H`` file names). The header is found by shape, not by
+a configured pattern: a timestamp, a level word, and the logger either in trailing parentheses or
+before the message. Facts are then read from the message text (kconform.traces.logs.broker /
+client), which does not depend on the layout.
+
+Lines that do not start a record (stack traces, messages a viewer wrapped) are continuation lines:
+:class:`RecordJoiner` appends up to :data:`MAX_CONTINUATION` of them (bounded) to the record.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "FATAL")
+MAX_CONTINUATION = 20
+MAX_MESSAGE = 32 * 1024
+
+_PREFIX = re.compile(r"^(?:[\w.\-]+\s+\|\s|[\w.\-/]+\.log(?:\.[\w\-]+)?:(?=\[|\d)|\S+\s+\|\s)")
+_TS = r"(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?|\d\d:\d\d:\d\d[,.]\d{3})"
+_LEVEL = r"(?P<level>TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)"
+# [2019-01-18 10:00:00,123] INFO msg (logger)
+_KAFKA = re.compile(r"^\[(?P<ts>" + _TS + r")\]\s+" + _LEVEL + r"\s+(?P<msg>.*?)(?:\s+\((?P<logger>[\w.$\-]+)\))?\s*$")
+# 2019-01-18 10:00:00,123 INFO [thread] logger: msg | 10:00:00.123 [thread] DEBUG logger - msg
+_OTHER = re.compile(
+    r"^(?P<ts>" + _TS + r")\s+(?:\[(?P<t1>[^\]]*)\]\s+)?" + _LEVEL + r"\s+(?:\[(?P<t2>[^\]]*)\]\s+)?"
+    r"(?:(?P<logger>[a-zA-Z_][\w.$]*\.[\w.$]+|[A-Z][\w$]+)\s*(?::|\s-)\s)?(?P<msg>.*?)"
+    r"(?:\s+\((?P<logger2>[\w.$\-]+)\))?\s*$"
+)
+
+
+@dataclass(slots=True)
+class Record:
+    """One log record: where it starts, its header fields and its (joined) message."""
+
+    line: int
+    text: str
+    ts: str
+    level: str
+    logger: str
+    message: str
+    continuation: int = 0
+
+
+def strip_prefix(text: str) -> str:
+    """``text`` without a docker-compose service column or a ``grep -H`` file name."""
+    m = _PREFIX.match(text)
+    return text[m.end() :] if m else text
+
+
+def parse_header(number: int, text: str) -> Record | None:
+    """The record a line starts, or None when the line does not start one."""
+    body = strip_prefix(text).strip()
+    if not body:
+        return None
+    m = _KAFKA.match(body) if body[0] == "[" else None
+    if m is None and (body[0].isdigit()):
+        m = _OTHER.match(body)
+    if m is None:
+        return None
+    groups = m.groupdict()
+    logger = groups.get("logger") or groups.get("logger2") or ""
+    level = groups["level"]
+    return Record(
+        line=number,
+        text=text,
+        ts=groups["ts"],
+        level="WARN" if level == "WARNING" else level,
+        logger=logger,
+        message=groups["msg"] or "",
+    )
+
+
+class RecordJoiner:
+    """Groups lines into records: a header line starts one, continuation lines extend it."""
+
+    def __init__(self) -> None:
+        self.pending: Record | None = None
+
+    def feed(self, number: int, text: str) -> tuple[Record | None, bool]:
+        """(the record completed by this line or None, whether the line was consumed as a
+        continuation)."""
+        rec = parse_header(number, text)
+        if rec is not None:
+            done, self.pending = self.pending, rec
+            return done, True
+        pending = self.pending
+        if pending is not None and pending.continuation < MAX_CONTINUATION and text.strip():
+            stripped = text.strip()
+            if stripped.startswith(("at ", "Caused by", "...")) or pending.continuation >= 3:
+                pending.continuation += 1  # stack traces: counted, not joined
+                return None, True
+            if len(pending.message) + len(stripped) < MAX_MESSAGE:
+                pending.message = f"{pending.message} {stripped}".strip()
+            pending.continuation += 1
+            return None, True
+        done, self.pending = self.pending, None
+        return done, False
+
+    def flush(self) -> Record | None:
+        done, self.pending = self.pending, None
+        return done
