@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from kconform.model.txn_graph import STATES
 from kconform.traces.logs.log4j import Record
@@ -182,7 +183,7 @@ _TRUNC = re.compile(
     r"Truncating partition (?P<tp>\S+?)(?: with TruncationState\(offset=(?P<t>-?\d+), completed=(?P<c>true|false)\))? "
     r"(?:due to|to) (?:(?:local )?high watermark (?P<h>-?\d+)|leader epoch and offset EpochEndOffset\((?P<eeo>[^)]*)\))"
 )
-_KEYVAL = re.compile(r"(\w+)=(-?\w+)")
+_KEYVAL = re.compile(r"(?<!\w)(\w+)=(-?\w+)")
 _BELOW_HW = re.compile(r"Truncating (?P<tp>\S+) to offset (?P<t>-?\d+) below high watermark (?P<h>-?\d+)")
 
 
@@ -237,7 +238,7 @@ def _partition_state(rec: Record, file: str, node: int | None) -> list[Obs]:
     msg = rec.message
     out: list[Obs] = []
     for m in _STATE_NEW.finditer(msg):
-        kv = dict(re.findall(r"(\w+)=('[^']*'|\[[^\]]*\]|[^,\s)]+)", m.group("body")))
+        kv = dict(re.findall(r"(?<!\w)(\w+)=('[^']*'|\[[^\]]*\]|[^,\s)]+)", m.group("body")))
         try:
             topic = kv["topicName"].strip("'")
             index = int(kv["partitionIndex"])
@@ -387,6 +388,10 @@ ANCHORS: tuple[tuple[str, Builder], ...] = (
 )
 
 
+WINDOW = 4096
+"""Messages longer than this are read in a window around their anchor."""
+
+
 def parse_record(rec: Record, file: str) -> list[Obs] | None:
     """The observations of a broker record, or None when the message is not one the suite knows.
 
@@ -394,7 +399,12 @@ def parse_record(rec: Record, file: str) -> list[Obs] | None:
     """
     msg = rec.message
     for anchor, build in ANCHORS:
-        if anchor in msg:
+        at = msg.find(anchor)
+        if at >= 0:
+            if len(msg) > WINDOW and build is not _partition_state:
+                # known messages are short: read them in a window around the anchor, so that a
+                # pathological line cannot make the patterns' search quadratic
+                rec = replace(rec, message=msg[max(0, at - 512) : at + 2048])
             return build(rec, file, node_of(msg))
     low = msg.lower()
     if ("unclean" in low and "elect" in low and "enable" not in low) or "potential data loss" in low:

@@ -36,7 +36,7 @@ _CLIENT = re.compile(r"clientId=([^,\]\)]+)")
 _NODE_TO = re.compile(r"to node (-?\d+)")
 _NODE_FROM = re.compile(r"from node (-?\d+)")
 _CORR = re.compile(r"correlationId=(-?\d+)|correlation id (-?\d+)")
-_KV_CAMEL = re.compile(r"(\w+)=(-?[\w.]+)")
+_KV_CAMEL = re.compile(r"(?<!\w)(\w+)=(-?[\w.]+)")
 _ABORTED = re.compile(
     r"AbortedTransaction\(producerId=(-?\d+), firstOffset=(-?\d+)\)|\{producer_id=(-?\d+),first_offset=(-?\d+)"
 )

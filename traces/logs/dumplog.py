@@ -43,7 +43,7 @@ from kconform.traces.logs.observations import (
     cut,
 )
 
-_KV = re.compile(r"(\w+): (\S+)")
+_KV = re.compile(r"(?<!\w)(\w+): (\S+)")  # the look-behind keeps it linear on long words
 _PARTITION_DIR = re.compile(r"([^/\\]+-\d+)(?:\.[0-9a-f]{32}-(?:delete|future|stray))?[/\\][^/\\]+$")
 _TIMESTAMP_KEYS = ("CreateTime", "LogAppendTime")
 

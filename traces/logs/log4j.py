@@ -24,14 +24,24 @@ MAX_MESSAGE = 32 * 1024
 _PREFIX = re.compile(r"^(?:[\w.\-]+\s+\|\s|[\w.\-/]+\.log(?:\.[\w\-]+)?:(?=\[|\d)|\S+\s+\|\s)")
 _TS = r"(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?|\d\d:\d\d:\d\d[,.]\d{3})"
 _LEVEL = r"(?P<level>TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)"
-# [2019-01-18 10:00:00,123] INFO msg (logger)
-_KAFKA = re.compile(r"^\[(?P<ts>" + _TS + r")\]\s+" + _LEVEL + r"\s+(?P<msg>.*?)(?:\s+\((?P<logger>[\w.$\-]+)\))?\s*$")
+# [2019-01-18 10:00:00,123] INFO msg (logger): the head only; the message is the rest of the line
+_KAFKA = re.compile(r"^\[(?P<ts>" + _TS + r")\]\s+" + _LEVEL + r"\s+")
 # 2019-01-18 10:00:00,123 INFO [thread] logger: msg | 10:00:00.123 [thread] DEBUG logger - msg
 _OTHER = re.compile(
     r"^(?P<ts>" + _TS + r")\s+(?:\[(?P<t1>[^\]]*)\]\s+)?" + _LEVEL + r"\s+(?:\[(?P<t2>[^\]]*)\]\s+)?"
-    r"(?:(?P<logger>[a-zA-Z_][\w.$]*\.[\w.$]+|[A-Z][\w$]+)\s*(?::|\s-)\s)?(?P<msg>.*?)"
-    r"(?:\s+\((?P<logger2>[\w.$\-]+)\))?\s*$"
+    r"(?:(?P<logger>[a-zA-Z_][\w.$]*\.[\w.$]+|[A-Z][\w$]+)\s*(?::|\s-)(?:\s|$))?"
 )
+_TRAILING_LOGGER = re.compile(r"[\w.$\-]+")
+
+
+def _split_trailing_logger(rest: str) -> tuple[str, str]:
+    """(message, logger) of ``msg (logger)``; linear time whatever the line's length."""
+    body = rest.rstrip()
+    if body.endswith(")"):
+        i = body.rfind(" (")
+        if i >= 0 and _TRAILING_LOGGER.fullmatch(body[i + 2 : -1]):
+            return body[:i].rstrip(), body[i + 2 : -1]
+    return body, ""
 
 
 @dataclass(slots=True)
@@ -59,12 +69,13 @@ def parse_header(number: int, text: str) -> Record | None:
     if not body:
         return None
     m = _KAFKA.match(body) if body[0] == "[" else None
-    if m is None and (body[0].isdigit()):
+    if m is None and body[0].isdigit():
         m = _OTHER.match(body)
     if m is None:
         return None
     groups = m.groupdict()
-    logger = groups.get("logger") or groups.get("logger2") or ""
+    message, trailing = _split_trailing_logger(body[m.end() :])
+    logger = groups.get("logger") or trailing
     level = groups["level"]
     return Record(
         line=number,
@@ -72,7 +83,7 @@ def parse_header(number: int, text: str) -> Record | None:
         ts=groups["ts"],
         level="WARN" if level == "WARNING" else level,
         logger=logger,
-        message=groups["msg"] or "",
+        message=message,
     )
 
 

@@ -1,0 +1,118 @@
+"""Fuzzed inputs never crash the log parsers or checks: truncated and mutated real lines, binary
+garbage, other encodings, enormous lines. Problems are reported (file:line), memory stays bounded.
+
+The fast tier runs a small Hypothesis budget; the slow tier (KCONFORM_BUDGET=small in CI) more,
+and ``KCONFORM_LOGS_FUZZ=100000`` runs the acceptance's 10^5 cases.
+"""
+
+from __future__ import annotations
+
+import os
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kconform.traces.logs.observations import TEXT_LIMIT
+from kconform.traces.logs.parse import ParseStats, parse_paths
+from kconform.traces.logs.reader import MAX_LINE_BYTES
+from kconform.traces.logs.run import check_observations
+from tests.logskit import FIXTURES
+
+SEED_LINES = sorted(
+    {
+        line
+        for path in FIXTURES.rglob("*")
+        if path.is_file() and path.suffix in (".txt", ".log")
+        for line in path.read_text(errors="replace").splitlines()
+        if line.strip()
+    }
+)
+
+
+@st.composite
+def mutated_line(draw: st.DrawFn) -> bytes:
+    line = draw(st.sampled_from(SEED_LINES)).encode()
+    how = draw(st.sampled_from(["truncate", "splice", "garbage", "latin1", "utf16", "digits", "asis"]))
+    if how == "truncate":
+        return line[: draw(st.integers(0, len(line)))]
+    if how == "splice":
+        at = draw(st.integers(0, len(line)))
+        return line[:at] + draw(st.binary(max_size=40)) + line[at:]
+    if how == "garbage":
+        return draw(st.binary(min_size=1, max_size=200)).replace(b"\n", b" ")
+    if how == "latin1":
+        return line.decode().encode("latin-1", errors="replace")
+    if how == "utf16":
+        return line.decode().encode("utf-16")
+    if how == "digits":
+        return bytes(b if not (48 <= b <= 57) else draw(st.sampled_from(b"0123456789-x")) for b in line)
+    return line
+
+
+def _run(path: Path) -> ParseStats:
+    stats = ParseStats()
+    checks = check_observations(parse_paths([path], stats))
+    for check in checks:
+        assert check.finding_count >= 0
+    return stats
+
+
+def _budget() -> int:
+    explicit = os.environ.get("KCONFORM_LOGS_FUZZ")
+    if explicit:
+        return int(explicit)
+    return 60
+
+
+@settings(
+    max_examples=_budget(),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(st.lists(mutated_line(), min_size=1, max_size=30))
+def test_mutated_inputs_never_crash(tmp_path: Path, lines: list[bytes]) -> None:
+    path = tmp_path / "fuzz.log"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    stats = _run(path)
+    for problem in stats.problems:
+        assert problem.file == str(path) and problem.line >= 1
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(st.lists(mutated_line(), min_size=1, max_size=60))
+def test_mutated_inputs_never_crash_longer(tmp_path: Path, lines: list[bytes]) -> None:
+    path = tmp_path / "fuzz.log"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    _run(path)
+
+
+def test_enormous_lines_are_cut_in_bounded_memory(tmp_path: Path) -> None:
+    path = tmp_path / "huge.log"
+    head = b"[2020-01-01 00:00:00,000] INFO [Partition t-0 broker=1] Shrinking ISR from 1,2 to 1 "
+    with path.open("wb") as f:
+        f.write(head + b"x" * (8 * 1024 * 1024) + b"\n")
+        f.write(b"baseOffset: 0 lastOffset: 0 count: 1 " + b"y" * (3 * MAX_LINE_BYTES) + b"\n")
+        f.write(b"[2020-01-01 00:00:00,000] INFO " + b"q" * (MAX_LINE_BYTES - 200) + b" starts at leader epoch 1\n")
+    tracemalloc.start()
+    stats = _run(path)
+    _current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert stats.read.cut_lines == 2 and stats.read.lines == 3
+    assert peak < 4 * 1024 * 1024, peak
+
+
+def test_witness_text_is_bounded(tmp_path: Path) -> None:
+    path = tmp_path / "long.log"
+    path.write_text(
+        "[2020-01-01 00:00:00,000] INFO [Partition t-0 broker=1] Shrinking ISR from 1,2 to 1. "
+        f"Leader: (highWatermark: 5, endOffset: 4). {'z' * 5000} (kafka.cluster.Partition)\n"
+    )
+    stats = ParseStats()
+    (obs,) = list(parse_paths([path], stats))
+    assert len(obs.text) <= TEXT_LIMIT
