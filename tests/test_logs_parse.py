@@ -286,3 +286,10 @@ def test_gzip_and_directories(tmp_path: Path) -> None:
     obs = list(parse_paths([tmp_path / "d"], stats))
     assert [x.kind for x in obs] == [o.LEADER_START]
     assert stats.read.binary_files and stats.read.binary_files[0].endswith("00000000000000000000.log")
+
+
+def test_truncation_below_hw_printed_by_the_log_names_its_partition_from_the_prefix(tmp_path: Path) -> None:
+    # KAFKA-19474 moved the warning into UnifiedLog.truncateTo, whose logIdent names the partition
+    text = "[2025-08-01 00:00:00,000] WARN [UnifiedLog partition=t-3, dir=/d] Truncating to offset 5 below high watermark 9 (org.apache.kafka.storage.internals.log.UnifiedLog)\n"
+    (obs,), stats = parse_text(tmp_path, text)
+    assert not stats.problems and (obs.kind, obs.partition, obs.offset, obs.hw) == (o.TRUNCATION_BELOW_HW, "t-3", 5, 9)

@@ -184,7 +184,8 @@ _TRUNC = re.compile(
     r"(?:due to|to) (?:(?:local )?high watermark (?P<h>-?\d+)|leader epoch and offset EpochEndOffset\((?P<eeo>[^)]*)\))"
 )
 _KEYVAL = re.compile(r"(?<!\w)(\w+)=(-?\w+)")
-_BELOW_HW = re.compile(r"Truncating (?P<tp>\S+) to offset (?P<t>-?\d+) below high watermark (?P<h>-?\d+)")
+_BELOW_HW = re.compile(r"Truncating (?:(?P<tp>\S+) )?to offset (?P<t>-?\d+) below high watermark (?P<h>-?\d+)")
+_LOG_IDENT = re.compile(r"\[(?:UnifiedLog|Log|LocalLog) partition=([^,\]\s]+)")
 
 
 def _truncation(rec: Record, file: str, node: int | None) -> list[Obs]:
@@ -217,9 +218,12 @@ def _truncation(rec: Record, file: str, node: int | None) -> list[Obs]:
 def _below_hw(rec: Record, file: str, node: int | None) -> list[Obs]:
     m = _BELOW_HW.search(rec.message)
     if not m:
-        raise LineParseError("truncation line: expected 'Truncating tp to offset T below high watermark H'")
+        raise LineParseError("truncation line: expected 'Truncating [tp] to offset T below high watermark H'")
     obs = _base(TRUNCATION_BELOW_HW, rec, file, node)
-    obs.partition = _tp(m.group("tp"))
+    tp = m.group("tp")
+    if tp is None and (ident := _LOG_IDENT.search(rec.message)) is not None:
+        tp = ident.group(1)  # 4.1+ (KAFKA-19474) prints it from UnifiedLog, whose prefix names the partition
+    obs.partition = _tp(tp) if tp else None
     obs.offset = int(m.group("t"))
     obs.hw = int(m.group("h"))
     return [obs]
@@ -281,6 +285,8 @@ def _partition_state(rec: Record, file: str, node: int | None) -> list[Obs]:
         obs.leader_epoch = int(c.group("e"))
         obs.isr = _id_list(c.group("isr"))
         return [obs]
+    if "PartitionState(" not in msg:
+        return []  # ",LeaderEpoch:" in some other controller line: nothing the suite reads
     raise LineParseError("partition state: no LeaderAndIsr/UpdateMetadata partition state in the line")
 
 

@@ -44,9 +44,19 @@ _EPOCH_WORDS = {"INITIAL": 0, "FINAL": -1}
 _SESSION_WORDS = {"INVALID": 0}
 
 
+_FETCHER = re.compile(r"\[ReplicaFetcher replicaId=(-?\d+), leaderId=(-?\d+), fetcherId=(-?\d+)\]")
+
+
 def _client_of(message: str, fallback: str) -> str:
+    """The client that printed ``message``: its clientId, or for a broker's replica fetcher thread
+    (each thread has its own fetch session) the thread's identity."""
     m = _CLIENT.search(message)
-    return m.group(1).strip() if m else fallback
+    if m:
+        return m.group(1).strip()
+    f = _FETCHER.search(message[:200])
+    if f:
+        return f"replica-fetcher-{f.group(1)}-{f.group(2)}-{f.group(3)}"
+    return fallback
 
 
 def _base(kind: str, rec: Record, file: str, client: str, node: int | None) -> Obs:
