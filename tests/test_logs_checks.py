@@ -295,3 +295,10 @@ def test_interleaved_brokers_are_judged_per_broker(tmp_path: Path) -> None:
 def test_checks_say_not_observed_without_input(tmp_path: Path) -> None:
     for name in check_names():
         assert verdict(tmp_path, "nothing Kafka printed\n", name)[0] == NOT_OBSERVED
+
+
+def test_a_recreated_topic_restarts_its_epochs(tmp_path: Path) -> None:
+    first = leader(1, 0)
+    second = (leader(2, 0)[0].replace("Some(X)", "Some(Y)"), leader(2, 0)[1])
+    assert verdict(tmp_path, log(first, second), "one-leader-per-leader-epoch") == (NOT_OBSERVED, 0)
+    assert verdict(tmp_path, log(first, leader(2, 0)), "one-leader-per-leader-epoch", "same.log")[0] == VIOLATED

@@ -34,8 +34,8 @@ class OneLeaderPerEpoch(Check):
     """A partition's leader epoch names one leader: every line that says who leads a partition at
     a leader epoch (a broker becoming leader, a follower naming its leader, a LeaderAndIsr /
     UpdateMetadata state) agrees. Two leaders with one epoch break the fencing every other rule
-    relies on (KIP-101, KIP-320). Keyed by topic id where the line gives one, so a deleted and
-    recreated topic does not mix with its predecessor."""
+    relies on (KIP-101, KIP-320). A new topic id for a partition name (a deleted and recreated
+    topic) or a log deletion starts the partition afresh."""
 
     name = "one-leader-per-leader-epoch"
     guarantee = "leader epochs increase with every leader change: one leader per (partition, leader epoch)"
@@ -44,25 +44,35 @@ class OneLeaderPerEpoch(Check):
 
     def __init__(self) -> None:
         super().__init__()
-        self._leader: dict[tuple[str, str | None, int], Obs] = {}
+        self._leader: dict[str, dict[int, Obs]] = {}
+        self._topic_id: dict[str, str] = {}
 
     def observe(self, obs: Obs) -> None:
+        part = obs.partition
+        if part is None:
+            return
         if obs.kind == LOG_DELETED:
-            self._leader = {k: v for k, v in self._leader.items() if k[0] != obs.partition or k[1] is not None}
+            self._leader.pop(part, None)
+            self._topic_id.pop(part, None)
             return
-        if obs.partition is None or obs.leader_epoch is None or obs.leader is None or obs.leader < 0:
+        if obs.topic_id is not None and obs.topic_id not in ("None", ""):
+            known = self._topic_id.get(part)
+            if known is not None and known != obs.topic_id:
+                self._leader.pop(part, None)  # the topic was deleted and created again: epochs restart
+            self._topic_id[part] = obs.topic_id
+        if obs.leader_epoch is None or obs.leader is None or obs.leader < 0:
             return
-        key = (obs.partition, obs.topic_id, obs.leader_epoch)
-        seen = self._leader.get(key)
+        epochs = self._leader.setdefault(part, {})
+        seen = epochs.get(obs.leader_epoch)
         if seen is None:
-            self._leader[key] = obs
+            epochs[obs.leader_epoch] = obs
             return
         self.judged += 1
         if seen.leader != obs.leader:
             self.flag(
-                f"{obs.partition} leader epoch {obs.leader_epoch} has two leaders: {seen.leader} and {obs.leader}",
+                f"{part} leader epoch {obs.leader_epoch} has two leaders: {seen.leader} and {obs.leader}",
                 [obs, seen],
-                obs.partition,
+                part,
             )
 
 
