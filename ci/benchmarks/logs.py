@@ -31,6 +31,7 @@ def healthy_lines() -> list[str]:
     out: list[str] = []
     for name, entry in sorted(manifest.items()):
         if not entry["expect"]:
+            out.append(f"===== {name} =====")  # excerpts of different dumps must not join into one chain
             out.extend((FIXTURES / name).read_text().splitlines())
     return out
 
@@ -73,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
         base = root / "base.log"
         base_lines = write_base(base, min(max(args.lines), BASE_MAX))
         print(f"base file: {base_lines:,} lines, {base.stat().st_size / 1e6:.0f} MB (healthy fixtures repeated)")
-        print(f"{'lines':>12} {'parse s':>9} {'parse lines/s':>14} {'parse+check s':>14} {'lines/s':>10} {'findings':>9}")
+        print(
+            f"{'lines':>12} {'parse s':>9} {'parse lines/s':>14} {'parse+check s':>14} {'lines/s':>10} {'findings':>9}"
+        )
         status = 0
         for target in args.lines:
             copies = max(1, round(target / base_lines))
