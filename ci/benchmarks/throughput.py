@@ -6,7 +6,8 @@ measured in the same run.
 
 ``--against REV`` measures before/after side by side: the same seeded campaign runs in a child
 process on the code of git revision ``REV`` (exported to a temporary directory) and on the working
-tree, alternately ``--rounds`` times (so load from other work on the machine falls on both), and
+tree, alternately ``--rounds`` times, each side first in every other round (so load from other work
+on the machine falls on both), and
 prints each round and the medians, per wall-clock second and per CPU second of the child (the
 steadier figure on a shared machine). Each child first runs a two-example warm-up campaign, so
 that module loading (which differs between revisions) is not counted. The child uses only entry points both sides have
@@ -145,7 +146,8 @@ def compare(rev: str, name: str, examples: int, steps: int, rounds: int, console
         rates: dict[str, list[float]] = {"before": [], "after": []}
         cpu_rates: dict[str, list[float]] = {"before": [], "after": []}
         for i in range(rounds):
-            for side, tree in (("before", before_tree), ("after", after_tree)):
+            order = (("before", before_tree), ("after", after_tree))
+            for side, tree in order if i % 2 == 0 else order[::-1]:  # neither side always runs first
                 r = _child(tree, name, examples, steps)
                 rates[side].append(r["events"] / r["seconds"])
                 cpu_rates[side].append(r["events"] / r["cpu"])
