@@ -7,11 +7,11 @@ measured in the same run.
 ``--against REV`` measures before/after side by side: the same seeded campaign runs in a child
 process on the code of git revision ``REV`` (exported to a temporary directory) and on the working
 tree, alternately ``--rounds`` times, each side first in every other round (so load from other work
-on the machine falls on both), and
-prints each round and the medians, per wall-clock second and per CPU second of the child (the
-steadier figure on a shared machine). Each child first runs a two-example warm-up campaign, so
-that module loading (which differs between revisions) is not counted. The child uses only entry points both sides have
-(``run_campaign``, ``make_adapter``, ``config_from_json``).
+on the machine falls on both), and prints each round and the medians, per wall-clock second and per
+CPU second of the child (the steadier figure on a shared machine). Each child first runs a
+two-example warm-up campaign, so that module loading (which differs between revisions) is not
+counted. The child uses only entry points both sides have (``run_campaign``, ``make_adapter``,
+``config_from_json``).
 """
 
 from __future__ import annotations
