@@ -1,0 +1,56 @@
+"""A configuration as an input: a file header's ``config``, a manifest entry's, ``--config`` / ``--set``.
+
+The model's config classes check what the model needs (1..7 replicas, min.insync.replicas within
+them, positive intervals); this boundary adds what Kafka's own ConfigDef types bound: an ``INT``
+property is an int32, a ``LONG`` an int64 (core/src/main/scala/kafka/server/KafkaConfig.scala and
+the ``*Configs`` classes; producer ``transaction.timeout.ms`` is an INT, ProducerConfig), and the
+suite's bounds on names (at most 16 transactional ids or groups of at most 256 characters).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kconform.model.config import ConfigError
+from kconform.model.configs import AnyConfig, config_from_json
+from kconform.traces.inputs.limits import INT32_MAX, INT64_MAX, MAX_CLIENTS, MAX_NAME_CHARS
+
+KAFKA_INT_MAX: dict[str, int] = {
+    "replicas": INT32_MAX,
+    "min_insync_replicas": INT32_MAX,
+    "replica_lag_time_max_ms": INT64_MAX,
+    "request_timeout_ms": INT32_MAX,
+    "flush_interval_ms": INT64_MAX,
+    "hw_checkpoint_interval_ms": INT64_MAX,
+    "brokers": INT32_MAX,
+    "data_partitions": INT32_MAX,
+    "transaction_version": INT32_MAX,
+    "transaction_timeout_ms": INT32_MAX,
+    "transaction_max_timeout_ms": INT32_MAX,
+    "transactional_id_expiration_ms": INT32_MAX,
+    "producer_id_expiration_ms": INT32_MAX,
+    "abort_timed_out_interval_ms": INT32_MAX,
+    "state_log_partitions": INT32_MAX,
+    "offsets_topic_partitions": INT32_MAX,
+}
+"""Config key → the largest value its Kafka type holds (INT: int32, LONG: int64)."""
+
+NAME_LISTS = ("transactional_ids", "groups")
+
+
+def parse_config(obj: Any) -> AnyConfig:
+    """The configuration ``obj`` describes; ConfigError names the key and the bound it breaks."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            bound = KAFKA_INT_MAX.get(key)
+            if bound is not None and isinstance(value, int) and not isinstance(value, bool) and abs(value) > bound:
+                raise ConfigError(f"{key} = {value} is outside Kafka's type for it (at most {bound})")
+            if key in NAME_LISTS and isinstance(value, list):
+                if len(value) > MAX_CLIENTS:
+                    raise ConfigError(f"{key}: at most {MAX_CLIENTS} names, got {len(value)}")
+                if len(set(map(repr, value))) != len(value):
+                    raise ConfigError(f"{key}: a name is listed twice")
+                for name in value:
+                    if isinstance(name, str) and len(name) > MAX_NAME_CHARS:
+                        raise ConfigError(f"{key}: a name of {len(name)} characters (at most {MAX_NAME_CHARS})")
+    return config_from_json(obj)

@@ -1,0 +1,264 @@
+"""What a value may be: Kafka's own limits per field, the suite's bounds, enums and node roles.
+
+One table per concern, keyed by field name (a name means one thing in every event kind, see
+traces/schema.py) with per-kind exceptions where Kafka's type differs. ``traces/schema.py`` writes
+these into the JSON Schema (``minimum`` / ``maximum`` / ``enum``), so the checked-in
+``event-schema.json`` states them for other writers, and every reader checks them through it.
+A test requires every integer field of every event kind, every struct field and every operation
+argument to have a rule here, so a new kind cannot slip past the boundary.
+
+Kafka's types (the request / response schemas in clients/src/main/resources/common/message/):
+producer epochs are int16 (``ProducerEpoch``), leader, partition and coordinator epochs int32
+(``LeaderEpoch``, ``PartitionEpoch``, ``CoordinatorEpoch``), sequences int32 (``BaseSequence``),
+offsets, producer ids and timestamps int64, error codes and ``acks`` int16, timeouts int32.
+``-1`` means "none" wherever the schema docs say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+INT16_MAX = 2**15 - 1
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Range:
+    """An inclusive integer range and where it comes from."""
+
+    lo: int
+    hi: int
+    why: str
+
+    def __contains__(self, value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and self.lo <= value <= self.hi
+
+
+OFFSET = Range(-1, INT64_MAX, "an int64 offset (-1: none)")
+LEADER_EPOCH = Range(-1, INT32_MAX, "an int32 leader epoch (-1: none)")
+PARTITION_EPOCH = Range(-1, INT32_MAX, "an int32 partition epoch")
+COORDINATOR_EPOCH = Range(-1, INT32_MAX, "an int32 coordinator epoch")
+PRODUCER_EPOCH = Range(-1, INT16_MAX, "an int16 producer epoch (-1: none)")
+PRODUCER_ID = Range(-1, INT64_MAX, "an int64 producer id (-1: none)")
+SEQUENCE = Range(-1, INT32_MAX, "an int32 sequence (-1: none)")
+ERROR_CODE = Range(-1, INT16_MAX, "an int16 Kafka error code")
+ACKS = Range(-(2**15), INT16_MAX, "an int16 acks (Kafka answers other values than -1, 0, 1 with INVALID_REQUIRED_ACKS)")
+TIME_MS = Range(0, INT64_MAX, "an int64 time in ms")
+TIMEOUT_MS = Range(-(2**31), INT32_MAX, "an int32 timeout in ms")
+ID = Range(-1, INT64_MAX, "an int64 id (-1: none)")
+COUNT = Range(0, INT32_MAX, "a non-negative int32 count")
+FLAG = Range(0, 1, "0 or 1")
+CONTROL = Range(-1, 1, "-1 (data), 0 (ABORT marker) or 1 (COMMIT marker)")
+NODE = Range(-(2**31), INT32_MAX, "an int32 node id")
+
+FIELD_RANGES: dict[str, Range] = {
+    "node": NODE,
+    "broker": NODE,
+    "leader": NODE,
+    "follower": NODE,
+    "isr": NODE,
+    "leader_epoch": LEADER_EPOCH,
+    "partition_epoch": PARTITION_EPOCH,
+    "msg": ID,
+    "error": ERROR_CODE,
+    "now_ms": TIME_MS,
+    "log_end": OFFSET,
+    "hw": OFFSET,
+    "truncated_to": OFFSET,
+    "req": ID,
+    "rid": ID,
+    "acks": ACKS,
+    "offset": OFFSET,
+    "epoch": LEADER_EPOCH,
+    "fetch_offset": OFFSET,
+    "last_fetched_epoch": LEADER_EPOCH,
+    "current_leader_epoch": LEADER_EPOCH,
+    "follower_epoch": LEADER_EPOCH,
+    "diverging_epoch": LEADER_EPOCH,
+    "diverging_end_offset": OFFSET,
+    "leader_leo": OFFSET,
+    "leader_hw": OFFSET,
+    "appended": COUNT,
+    "requested_epoch": LEADER_EPOCH,
+    "end_offset": OFFSET,
+    "coordinator_epoch": COORDINATOR_EPOCH,
+    "timeout_ms": TIMEOUT_MS,
+    "expected_pid": PRODUCER_ID,
+    "expected_epoch": PRODUCER_EPOCH,
+    "pid": PRODUCER_ID,
+    "ctxn": ID,
+    "result_pid": PRODUCER_ID,
+    "result_epoch": PRODUCER_EPOCH,
+    "base_seq": SEQUENCE,
+    "rids": ID,
+    "base_offset": OFFSET,
+    "verify_msg": ID,
+    "lso": OFFSET,
+    "next_offset": OFFSET,
+}
+"""Event field → range (for an int list, of each element)."""
+
+REPLICATION_EPOCH_KINDS: frozenset[str] = frozenset({"produce_handled", "epoch_query_handled"})
+"""The kinds whose ``epoch`` is a leader epoch (int32); in every other kind it is a producer epoch."""
+
+
+def field_range(kind: str, name: str) -> Range | None:
+    """The range of ``kind``'s int field ``name`` (None: no rule, which a test forbids)."""
+    if name == "epoch" and kind not in REPLICATION_EPOCH_KINDS:
+        return PRODUCER_EPOCH
+    return FIELD_RANGES.get(name)
+
+
+STRUCT_RANGES: dict[tuple[str, str], Range] = {
+    ("Entry", "offset"): OFFSET,
+    ("Entry", "epoch"): LEADER_EPOCH,
+    ("Entry", "rid"): ID,
+    ("Record", "offset"): OFFSET,
+    ("Record", "pid"): PRODUCER_ID,
+    ("Record", "epoch"): PRODUCER_EPOCH,
+    ("Record", "seq"): SEQUENCE,
+    ("Record", "rid"): ID,
+    ("Record", "txn"): FLAG,
+    ("Record", "control"): CONTROL,
+    ("AbortedTxn", "pid"): PRODUCER_ID,
+    ("AbortedTxn", "first_offset"): OFFSET,
+    ("TopicOffset", "offset"): OFFSET,
+}
+"""(struct class, field) → range of the positional lists (``[offset, epoch, rid]``, ...)."""
+
+TXN_STATES: tuple[str, ...] = (
+    "",
+    "Empty",
+    "Ongoing",
+    "PrepareCommit",
+    "PrepareAbort",
+    "CompleteCommit",
+    "CompleteAbort",
+    "Dead",
+    "PrepareEpochFence",
+)
+"""TransactionState names (model/txn_graph.py; "" none)."""
+
+_BATCH_OUTCOMES = ("appended", "duplicate", "rejected", "verifying")
+ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("metadata_applied", "outcome"): ("become_leader", "become_follower", "update_isr", "ignored"),
+    ("fetch_applied", "outcome"): ("appended", "diverged", "out_of_range", "error", "ignored"),
+    ("epoch_query_applied", "outcome"): ("truncated", "retry", "error", "ignored"),
+    ("txn_produce_handled", "outcome"): _BATCH_OUTCOMES,
+    ("verify_applied", "outcome"): _BATCH_OUTCOMES,
+    **{
+        (kind, "state"): TXN_STATES
+        for kind in (
+            "init_producer_id_handled",
+            "add_partitions_handled",
+            "add_offsets_handled",
+            "end_txn_handled",
+            "txn_timed_out",
+            "marker_response_handled",
+        )
+    },
+}
+"""(kind, string field) → the values it may take (the model's outcome and state names)."""
+
+CONTROLLER = "controller"
+BROKER = "broker"
+CONSUMER = "consumer"
+NODE_ROLES: dict[str, str] = {
+    **{k: CONTROLLER for k in ("broker_fenced", "broker_unfenced", "leader_moved", "alter_partition_handled")},
+    **{k: CONTROLLER for k in ("clock_advanced", "coordinator_moved", "quiesced")},
+    "consumer_polled": CONSUMER,
+}
+"""Who runs each kind's handler: the controller / the simulated world (``node`` = -1), a consumer
+client (``node`` = -40 - consumer, impl/txn_clients.consumer_node), or (every kind not listed) a
+broker of the configuration."""
+
+MAX_CLIENTS = 16
+"""Producer clients and consumers of the exactly-once cluster (impl/txn_cluster.MAX_CLIENTS)."""
+MAX_BATCH_RECORDS = 100
+"""Records of one ``send`` (impl/txn_cluster.MAX_BATCH_RECORDS)."""
+MAX_TIME_STEP_MS = 86_400_000
+"""The longest ``advance`` (one simulated day: its timers fire one by one)."""
+MAX_RUN_MS = 3_600_000
+"""The longest ``run`` / ``quiesce`` (one simulated hour, delivered in 100 ms slices)."""
+MAX_SETTLE_MESSAGES = 100_000
+"""The most deliveries of one ``settle`` (impl/cluster.MAX_SETTLE_DELIVERIES)."""
+MAX_STEPS = 1_000_000
+"""Steps of one trace file (the longest counterexample, epoch-overflow, has 65,537)."""
+MAX_NAME_CHARS = 256
+"""Longest name (transactional id, group, partition, model action label)."""
+
+BROKER_REF = "broker"
+NODE_REF = "node or controller"
+CLIENT_REF = "client"
+DATA_PARTITION_REF = "data partition"
+LOG_PARTITION_REF = "partition"
+TXN_ID_REF = "transactional id"
+TXN_ID_OR_NONE_REF = "transactional id or none"
+GROUP_REF = "group"
+
+OPERATION_RULES: dict[tuple[str, str], Range | str] = {
+    ("produce", "rid"): Range(0, INT64_MAX, "a record id (int64)"),
+    ("produce", "acks"): ACKS,
+    ("consume", "offset"): Range(0, INT64_MAX, "an int64 fetch offset"),
+    ("crash", "broker"): BROKER_REF,
+    ("restart", "broker"): BROKER_REF,
+    ("isolate", "broker"): BROKER_REF,
+    ("deliver", "index"): Range(0, INT32_MAX, "a queue position (taken modulo the queue length)"),
+    ("deliver_to", "node"): NODE_REF,
+    ("drop", "index"): Range(0, INT32_MAX, "a queue position"),
+    ("duplicate", "index"): Range(0, INT32_MAX, "a queue position"),
+    ("advance", "ms"): Range(0, MAX_TIME_STEP_MS, "a clock move of at most one simulated day"),
+    ("settle", "max_messages"): Range(0, MAX_SETTLE_MESSAGES, "a delivery count"),
+    ("run", "ms"): Range(0, MAX_RUN_MS, "a run of at most one simulated hour"),
+    ("move_leader", "broker"): BROKER_REF,
+    ("model_action", "label"): "label",
+    ("init_producer", "client"): CLIENT_REF,
+    ("init_producer", "txn_id"): TXN_ID_OR_NONE_REF,
+    ("begin_txn", "client"): CLIENT_REF,
+    ("send", "client"): CLIENT_REF,
+    ("send", "partition"): DATA_PARTITION_REF,
+    ("send", "count"): Range(1, MAX_BATCH_RECORDS, f"a batch of 1..{MAX_BATCH_RECORDS} records"),
+    ("commit_txn", "client"): CLIENT_REF,
+    ("abort_txn", "client"): CLIENT_REF,
+    ("send_offsets", "client"): CLIENT_REF,
+    ("send_offsets", "group"): GROUP_REF,
+    ("send_offsets", "partition"): DATA_PARTITION_REF,
+    ("send_offsets", "offset"): Range(0, INT64_MAX, "an int64 offset"),
+    ("consume_txn", "consumer"): CLIENT_REF,
+    ("consume_txn", "partition"): LOG_PARTITION_REF,
+    ("consume_txn", "read_committed"): "bool",
+    ("commit_offsets", "group"): GROUP_REF,
+    ("commit_offsets", "partition"): DATA_PARTITION_REF,
+    ("commit_offsets", "offset"): Range(0, INT64_MAX, "an int64 offset"),
+    ("fetch_offsets", "group"): GROUP_REF,
+    ("fetch_offsets", "require_stable"): "bool",
+    ("move_coordinator", "txn_id"): TXN_ID_REF,
+    ("move_coordinator", "broker"): BROKER_REF,
+    ("advance_hw", "partition"): LOG_PARTITION_REF,
+    ("advance_hw", "offset"): Range(-1, INT64_MAX, "an int64 offset (-1: the LEO)"),
+    ("quiesce", "max_ms"): Range(0, MAX_RUN_MS, "at most one simulated hour"),
+}
+"""(operation, argument) → its range, or what it refers to in the file's configuration."""
+
+TXN_OPERATIONS: frozenset[str] = frozenset(
+    {
+        "init_producer",
+        "begin_txn",
+        "send",
+        "commit_txn",
+        "abort_txn",
+        "send_offsets",
+        "consume_txn",
+        "commit_offsets",
+        "fetch_offsets",
+        "move_coordinator",
+        "advance_hw",
+        "quiesce",
+    }
+)
+"""Operations only the exactly-once cluster runs."""
+REPLICATION_OPERATIONS: frozenset[str] = frozenset(
+    {"produce", "consume", "crash", "restart", "isolate", "heal", "move_leader", "model_action"}
+)
+"""Operations only the replication cluster (or the model search) runs."""

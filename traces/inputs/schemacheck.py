@@ -1,0 +1,193 @@
+"""A JSON value checked against ``traces/event-schema.json``, generically.
+
+The validator interprets the subset of JSON Schema 2020-12 the generated schema uses: ``$ref``,
+``type``, ``const``, ``enum``, ``properties`` / ``required`` / ``additionalProperties: false``,
+``items``, ``prefixItems`` / ``minItems``, ``minimum`` / ``maximum``, ``maxLength`` and ``oneOf``.
+A ``oneOf`` whose alternatives are objects told apart by a ``const`` property (``kind`` of an event,
+``op`` of an operation) is decided by that property, so an unknown kind is reported with the known
+ones instead of as "matches none of 42 alternatives". The first problem is reported as a
+``SchemaProblem``: the dotted path of the field and the message. Nothing here is written per event
+kind or per operation: new kinds are checked as soon as the schema has them.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from kconform.traces.schema import json_schema
+
+
+class SchemaProblem(ValueError):
+    """``path`` (e.g. ``events[2].leader``) and what is wrong there."""
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path = path
+        self.message = message
+        super().__init__(f"{path}: {message}" if path else message)
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    return json_schema()
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a non-integer number" if not value.is_integer() else f"the number {value!r} (write it as an integer)"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "integer": (int,),
+    "boolean": (bool,),
+    "string": (str,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _join(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def _discriminator(alternatives: list[dict[str, Any]]) -> tuple[str, dict[Any, dict[str, Any]]] | None:
+    """The property whose ``const`` tells ``alternatives`` apart, and const → alternative."""
+    resolved = [_resolve(a) for a in alternatives]
+    for key in ("kind", "op"):
+        table = {}
+        for alt in resolved:
+            const = alt.get("properties", {}).get(key, {}).get("const")
+            if const is None:
+                break
+            table[const] = alt
+        else:
+            return key, table
+    return None
+
+
+def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        name = schema["$ref"].removeprefix("#/$defs/")
+        schema = _schema()["$defs"][name]
+    return schema
+
+
+@cache
+def _oneof_table(defname: str) -> tuple[str, dict[Any, dict[str, Any]]] | None:
+    return _discriminator(_schema()["$defs"][defname]["oneOf"])
+
+
+def check(value: Any, schema: dict[str, Any], path: str = "") -> None:
+    """SchemaProblem unless ``value`` is valid under ``schema`` (a node of the event schema)."""
+    ref = schema.get("$ref")
+    if ref is not None:
+        name = ref.removeprefix("#/$defs/")
+        target = _schema()["$defs"][name]
+        if "oneOf" in target:
+            _check_oneof(value, name, path)
+            return
+        check(value, target, path)
+        return
+    if "const" in schema:
+        if value != schema["const"] or type(value) is not type(schema["const"]):
+            raise SchemaProblem(path, f"should be {schema['const']!r}, got {_short(value)}")
+        return
+    if "enum" in schema:
+        if not any(value == e and type(value) is type(e) for e in schema["enum"]):
+            known = ", ".join(repr(e) for e in schema["enum"])
+            raise SchemaProblem(path, f"{_short(value)} is not one of {known}")
+        return
+    typ = schema.get("type")
+    if typ is not None:
+        ok = isinstance(value, _TYPES[typ]) and not (typ == "integer" and isinstance(value, bool))
+        if not ok:
+            raise SchemaProblem(path, f"should be {typ_word(typ)}, got {_json_type(value)} {_short(value)}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        lo, hi = schema.get("minimum"), schema.get("maximum")
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            why = f" ({schema['description']})" if "description" in schema else ""
+            raise SchemaProblem(path, f"{value} is outside {lo}..{hi}{why}")
+    elif isinstance(value, str):
+        limit = schema.get("maxLength")
+        if limit is not None and len(value) > limit:
+            raise SchemaProblem(path, f"a string of {len(value)} characters (at most {limit})")
+    elif isinstance(value, list):
+        _check_array(value, schema, path)
+    elif isinstance(value, dict):
+        _check_object(value, schema, path)
+
+
+def typ_word(typ: str) -> str:
+    return {"integer": "an integer", "boolean": "true or false", "string": "a string"}.get(typ, f"an {typ}")
+
+
+def _check_array(value: list[Any], schema: dict[str, Any], path: str) -> None:
+    prefix = schema.get("prefixItems")
+    if prefix is not None:
+        if len(value) < schema.get("minItems", 0) or (schema.get("items") is False and len(value) > len(prefix)):
+            raise SchemaProblem(path, f"should have {len(prefix)} elements, got {len(value)}")
+        for i, (item, sub) in enumerate(zip(value, prefix, strict=False)):
+            check(item, sub, _join(path, i))
+        return
+    if len(value) < schema.get("minItems", 0):
+        raise SchemaProblem(path, f"should have at least {schema['minItems']} element(s), got {len(value)}")
+    items = schema.get("items")
+    if isinstance(items, dict):
+        for i, item in enumerate(value):
+            check(item, items, _join(path, i))
+
+
+def _check_object(value: dict[str, Any], schema: dict[str, Any], path: str) -> None:
+    props: dict[str, Any] = schema.get("properties", {})
+    missing = [k for k in schema.get("required", ()) if k not in value]
+    if missing:
+        raise SchemaProblem(path, f"missing {', '.join(repr(k) for k in missing)}")
+    if schema.get("additionalProperties") is False:
+        unknown = sorted(set(value) - set(props))
+        if unknown:
+            raise SchemaProblem(path, f"unknown key(s) {unknown} (known: {', '.join(props)})")
+    for key, sub in props.items():
+        if key in value:
+            check(value[key], sub, _join(path, key))
+
+
+_TAG_WORDS = {"event": "event kind", "operation": "operation"}
+
+
+def _check_oneof(value: Any, defname: str, path: str) -> None:
+    table = _oneof_table(defname)
+    if table is None:  # pragma: no cover - the generated schema always has a discriminator
+        raise SchemaProblem(path, f"cannot check a {defname} without a discriminating property")
+    key, alternatives = table
+    if not isinstance(value, dict):
+        raise SchemaProblem(path, f"should be an object, got {_json_type(value)} {_short(value)}")
+    tag = value.get(key)
+    alt = alternatives.get(tag) if isinstance(tag, str) else None
+    if alt is None:
+        raise SchemaProblem(
+            _join(path, key), f"unknown {_TAG_WORDS.get(defname, defname)} {_short(tag)} (known: {', '.join(sorted(alternatives))})"
+        )
+    check(value, alt, path)
+
+
+def check_def(value: Any, defname: str, path: str = "") -> None:
+    """SchemaProblem unless ``value`` is a valid ``$defs.<defname>`` (event, operation, header, step)."""
+    check(value, {"$ref": f"#/$defs/{defname}"}, path)
