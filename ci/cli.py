@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import math
 import sys
 import traceback
@@ -29,9 +28,12 @@ from kconform.ci.options import DEFAULT_OUT_DIR, IMPLEMENTATIONS, ExploreOptions
 from kconform.conformance import registry
 from kconform.model.actions import SearchBounds
 from kconform.model.config import ConfigError, ReplicationConfig
-from kconform.model.configs import AnyConfig, config_from_json, slice_of
+from kconform.model.configs import AnyConfig, slice_of
 from kconform.model.invariants import INVARIANTS
 from kconform.traces.counterexample import MODEL_IMPLEMENTATION, TraceFileError, read_counterexample
+from kconform.traces.inputs import jsontext
+from kconform.traces.inputs.config import parse_config
+from kconform.traces.inputs.errors import InputError
 from kconform.traces.operations import ModelAction
 
 PROG = "kconform"
@@ -77,11 +79,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             return e.code if isinstance(e.code, int) else EXIT_PASS
         handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
-    except UserError as e:
+    except (UserError, InputError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted; no verdict", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as e:
+        if e.filename is None:
+            raise
+        # A path the user gave cannot be used (too long, not a directory, no permission, ...).
+        print(f"{PROG}: error: {e.filename}: {e.strerror or e}", file=sys.stderr)
         return EXIT_ERROR
     except Exception as e:
         traceback.print_exc()
@@ -160,6 +168,21 @@ def _parser() -> _Parser:
     )
     replay.add_argument(
         "--model-only", action="store_true", help="judge the recorded events; do not run any implementation"
+    )
+    replay.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=ReplayOptions.step_timeout_s,
+        metavar="S",
+        help="the longest one step may take, running and judging (default: %(default)s s; past it: exit 2 "
+        "naming the step)",
+    )
+    replay.add_argument(
+        "--run-timeout",
+        type=_positive_float,
+        default=ReplayOptions.run_timeout_s,
+        metavar="S",
+        help="the longest the whole replay may take (default: %(default)s s)",
     )
     replay.set_defaults(handler=_cmd_replay)
 
@@ -359,9 +382,11 @@ def _setting(text: str) -> tuple[str, Any]:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
     field = _KAFKA_CONFIG_NAMES.get(key, key.replace(".", "_").replace("-", "_"))
     try:
-        value: Any = json.loads(raw)
-    except json.JSONDecodeError:
-        value = raw
+        value: Any = jsontext.loads(raw)
+    except jsontext.JsonTextError as e:
+        if not str(e).startswith("not valid JSON"):
+            raise argparse.ArgumentTypeError(f"{key}: {e}") from None
+        value = raw  # not JSON at all: the text itself (e.g. --set protocol=kip-101)
     return field, value
 
 
@@ -449,7 +474,12 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             )
         if cx.mutants:
             _check_mutants(cx.mutants, _known_mutants(), where=f"{args.file}: ")
-    options = ReplayOptions(implementation=implementation, model_only=args.model_only)
+    options = ReplayOptions(
+        implementation=implementation,
+        model_only=args.model_only,
+        step_timeout_s=args.timeout,
+        run_timeout_s=args.run_timeout,
+    )
     from kconform.traces.replay import run_replay
 
     return _run_engine("replay", lambda o: run_replay(cx, o), options)
@@ -516,22 +546,20 @@ def _load_any_config(path: Path | None, settings: Sequence[tuple[str, Any]]) -> 
     obj: dict[str, Any] = {}
     if path is not None:
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
+            text = jsontext.read_bytes(path, limit=1 << 20).decode("utf-8")
+        except (OSError, UnicodeDecodeError, jsontext.JsonTextError) as e:
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             raise UserError(f"cannot read config file {path}: {reason}") from None
         try:
-            loaded = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise UserError(
-                f"config file {path}: not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})"
-            ) from None
+            loaded = jsontext.loads(text)
+        except jsontext.JsonTextError as e:
+            raise UserError(f"config file {path}: {e}") from None
         if not isinstance(loaded, dict):
             raise UserError(f"config file {path}: expected a JSON object, got {type(loaded).__name__}")
         obj.update(loaded)
     obj.update(settings)
     try:
-        return config_from_json(obj)
+        return parse_config(obj)
     except ConfigError as e:
         source = f" (from {path} and --set)" if path is not None and settings else f" (from {path})" if path else ""
         raise UserError(f"invalid config{source}: {e}") from None

@@ -48,10 +48,15 @@ class GateOptions:
 @dataclass(frozen=True)
 class ReplayOptions:
     """Options of ``kconform replay``: the implementation to run the file's operations against
-    (the file's own unless overridden) or, with ``model_only``, none (judge the recorded events)."""
+    (the file's own unless overridden) or, with ``model_only``, none (judge the recorded events),
+    and the budgets of one step and of the whole replay (past either: exit 2 naming the step)."""
 
     implementation: str
     model_only: bool = False
+    step_timeout_s: float = 60.0
+    """The longest one step may take (``--timeout``; kconform.traces.replay.DEFAULT_STEP_TIMEOUT_S)."""
+    run_timeout_s: float = 1800.0
+    """The longest the whole replay may take (``--run-timeout``)."""
 
 
 @dataclass(frozen=True)

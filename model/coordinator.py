@@ -33,13 +33,8 @@ from kconform.model.errors import (
     TRANSACTION_ABORTABLE,
     TRANSACTION_COORDINATOR_FENCED,
 )
+from kconform.model.not_enabled import NotEnabled as NotEnabled
 from kconform.model.txn_config import SHORT_MAX, TxnConfig
-
-
-class NotEnabled(Exception):
-    """The handler cannot run in this state (Kafka would not run it, or it would throw
-    IllegalStateException); the message names the rule."""
-
 
 EPOCH_EXHAUSTED = SHORT_MAX - 1
 """32766: TransactionMetadata.isEpochExhausted(e) = e >= Short.MaxValue - 1 (kafka-facts §1.3)."""

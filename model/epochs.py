@@ -5,6 +5,8 @@ Semantics are Kafka's LeaderEpochFileCache (KIP-101, KIP-279; kafka-facts §3.6)
 
 from __future__ import annotations
 
+from kconform.model.not_enabled import NotEnabled
+
 EpochCache = tuple[tuple[int, int], ...]
 UNDEFINED = (-1, -1)
 
@@ -17,7 +19,7 @@ def assign(cache: EpochCache, epoch: int, offset: int) -> EpochCache:
     so an epoch can be re-assigned an earlier start and later epochs disappear.
     """
     if epoch < 0 or offset < 0:
-        raise ValueError(f"negative epoch/offset in assign({epoch}, {offset})")
+        raise NotEnabled(f"negative epoch/offset in assign({epoch}, {offset})")
     if cache and cache[-1][0] == epoch and offset >= cache[-1][1]:
         return cache
     kept = tuple((e, s) for (e, s) in cache if e < epoch and s < offset)

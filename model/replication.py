@@ -29,6 +29,7 @@ from kconform.model.errors import (
     REQUEST_TIMED_OUT,
     UNKNOWN_LEADER_EPOCH,
 )
+from kconform.model.not_enabled import NotEnabled as NotEnabled
 from kconform.model.records import Entry
 from kconform.model.state import (
     FETCHING,
@@ -42,11 +43,6 @@ from kconform.model.state import (
     Replica,
     State,
 )
-
-
-class NotEnabled(Exception):
-    """The handler cannot run in this state; the message names the rule that forbids it."""
-
 
 # =============================================================================================
 # Controller (KRaft PartitionChangeBuilder, kafka-facts §3.5)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from kconform.model.config import ReplicationConfig
 from kconform.model.epochs import EpochCache
+from kconform.model.not_enabled import NotEnabled
 from kconform.model.records import Entry
 
 FETCHING = "fetching"
@@ -131,6 +132,9 @@ class State:
     ghost: Ghost = field(default_factory=Ghost)
 
     def replica(self, node: int) -> Replica:
+        """Broker ``node``'s replica; NotEnabled for an id that is not one of the replicas."""
+        if not 0 <= node < len(self.replicas):
+            raise NotEnabled(f"broker {node} is not one of the {len(self.replicas)} replicas")
         return self.replicas[node]
 
     def with_replica(self, node: int, r: Replica) -> State:

@@ -31,6 +31,7 @@ from kconform.model.errors import (
     UNSTABLE_OFFSET_COMMIT,
 )
 from kconform.model.frozen_map import FrozenMap
+from kconform.model.not_enabled import NotEnabled
 from kconform.model.producer_state import ProducerEntry
 from kconform.model.records import ABORT_MARKER, COMMIT_MARKER, NO_CONTROL, AbortedTxn, Record, TopicOffset
 
@@ -189,7 +190,7 @@ def produce(
     if node != p.leader:
         return p, ProduceResult(P.REJECTED, NOT_LEADER_OR_FOLLOWER)
     if not rids:
-        raise ValueError("a batch holds at least one record")
+        raise NotEnabled("a batch holds at least one record (RecordBatch: an empty batch is never appended)")
     if needs_verification(p, verification, pid, transactional):
         entry = P.start_verification(p.producer(pid), epoch, base_seq, verify_msg)
         return replace(p, producers=p.producers.set(pid, entry)), ProduceResult(P.VERIFYING)
@@ -225,7 +226,7 @@ def apply_verification(
     (UnifiedLog.analyzeAndValidateProducerState); then the usual validation."""
     if verify_error != NONE:
         if verify_error not in VERIFY_ERROR_TO_PRODUCE:
-            raise ValueError(f"verification never answers error {verify_error}")
+            raise NotEnabled(f"verification never answers error {verify_error}")
         return p, ProduceResult(P.REJECTED, VERIFY_ERROR_TO_PRODUCE[verify_error])
     entry = p.producer(pid)
     v = entry.verification
@@ -300,7 +301,7 @@ def advance_hw(p: Partition, hw: int) -> Partition:
     """The HW moves forward up to the LEO (monotonic, UnifiedLog.maybeIncrementHighWatermark);
     completed transactions whose marker is now below it stop holding the LSO back."""
     if not p.hw <= hw <= p.leo:
-        raise ValueError(f"{p.name}: HW {p.hw} → {hw} with LEO {p.leo}")
+        raise NotEnabled(f"{p.name}: HW {p.hw} → {hw} with LEO {p.leo}")
     return replace(p, hw=hw, unreplicated=tuple(t for t in p.unreplicated if t.last_offset >= hw))
 
 

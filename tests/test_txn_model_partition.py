@@ -9,6 +9,7 @@ import pytest
 
 from kconform.model import producer_state as P
 from kconform.model import txn_partition as T
+from kconform.model.not_enabled import NotEnabled
 from kconform.model.txn_config import TxnConfig, java_string_hash, partition_for
 from kconform.traces.events import (
     ABORT_MARKER,
@@ -81,7 +82,7 @@ def test_lso_is_min_of_first_unstable_offset_and_hw() -> None:
     assert T.last_stable_offset(p) == 1, "a completed transaction holds the LSO until its marker is below the HW"
     p = T.advance_hw(p, 3)
     assert T.last_stable_offset(p) == 3 and p.unreplicated == ()
-    with pytest.raises(ValueError):
+    with pytest.raises(NotEnabled):
         T.advance_hw(p, 2)
 
 

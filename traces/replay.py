@@ -8,7 +8,13 @@ implementation's state at that point, side by side.
 
 from __future__ import annotations
 
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 from rich.console import Console
@@ -17,7 +23,7 @@ from rich.table import Table
 from kconform.conformance.adapter import Adapter, AdapterError
 from kconform.conformance.judge import Finding
 from kconform.conformance.registry import for_config
-from kconform.conformance.runner import LockstepRun
+from kconform.conformance.runner import LockstepRun, StepRecord
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import AnyConfig
 from kconform.model.state import State
@@ -36,6 +42,12 @@ class ReplayOptions(Protocol):
 
     @property
     def model_only(self) -> bool: ...
+
+    @property
+    def step_timeout_s(self) -> float: ...
+
+    @property
+    def run_timeout_s(self) -> float: ...
 
 
 @dataclass
@@ -76,19 +88,23 @@ def _first_difference(live: tuple[Event, ...], recorded: tuple[Event, ...]) -> s
 
 class RecordedEvents:
     """An adapter that plays back a file's recorded events: model-only replay (and the checker
-    for traces recorded from any implementation that writes the schema)."""
+    for traces recorded from any implementation that writes the schema). The start-up events are
+    the header's ``init_events`` then those of the ``boot`` step (step 0), if any."""
 
     name = "recorded"
 
     def __init__(self, cx: Counterexample) -> None:
-        self._boot = list(cx.steps[0].events) if cx.steps and isinstance(cx.steps[0].op, Boot) else []
+        boot = list(cx.steps[0].events) if cx.steps and isinstance(cx.steps[0].op, Boot) else []
+        self._boot = [*cx.init_events, *boot]
         self._steps = iter([s for s in cx.steps if not isinstance(s.op, Boot)])
 
     def reset(self, config: AnyConfig, seed: int, mutants: frozenset[str]) -> list[Event]:
         return list(self._boot)
 
     def apply(self, op: Operation) -> list[Event]:
-        step = next(self._steps)
+        step = next(self._steps, None)
+        if step is None:
+            raise AdapterError(f"replay asked for {op} past the recorded steps")
         if step.op != op:
             raise AdapterError(f"recorded step is {step.op}, replay asked for {op}")
         return list(step.events)
@@ -97,17 +113,72 @@ class RecordedEvents:
         pass
 
 
-def replay(cx: Counterexample, adapter: Adapter | None) -> ReplayResult:
+DEFAULT_STEP_TIMEOUT_S = 60.0
+"""``kconform replay --timeout``: the longest one step (operation and judging) may take."""
+DEFAULT_RUN_TIMEOUT_S = 1800.0
+"""``kconform replay --run-timeout``: the longest a whole replay may take."""
+
+
+class ReplayTimeout(AdapterError):
+    """A replay step, or the whole replay, ran past its budget; the message names the step."""
+
+
+@contextmanager
+def _alarm(seconds: float, message: str) -> Iterator[None]:
+    """Raise ReplayTimeout(message) after ``seconds`` (SIGALRM; main thread only, elsewhere the
+    block runs unguarded and only the whole-run check between steps applies)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum: int, frame: object) -> None:
+        raise ReplayTimeout(message)
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def replay(
+    cx: Counterexample,
+    adapter: Adapter | None,
+    step_timeout_s: float = DEFAULT_STEP_TIMEOUT_S,
+    run_timeout_s: float = DEFAULT_RUN_TIMEOUT_S,
+) -> ReplayResult:
     """Judge ``cx`` step by step; with an adapter, its live events are judged (and compared with
     the recorded ones), without one the recorded events are judged. The invariants checked are
-    the file's (Counterexample.checked: all unless the verdict names some)."""
+    the file's (Counterexample.checked: all unless the verdict names some). Each step (running the
+    operation and judging its events) may take ``step_timeout_s``, the whole replay
+    ``run_timeout_s``; past either, ReplayTimeout names the step. ``failing_step`` counts the
+    file's steps (-1: the start-up, when the file has no ``boot`` step)."""
     live = adapter is not None
     run = LockstepRun(adapter or RecordedEvents(cx), cx.config, cx.seed, frozenset(cx.mutants), checked=cx.checked)
+    run.timeout_s = 0  # the budget below covers the adapter call and the judging together
+    deadline = time.monotonic() + run_timeout_s
     result = ReplayResult()
-    if not cx.steps or not isinstance(cx.steps[0].op, Boot):
-        run.boot()
+
+    def budgeted(what: str, action: Callable[[], StepRecord]) -> StepRecord:
+        remaining = deadline - time.monotonic()
+        over = f"the whole replay ran past its budget of {run_timeout_s:g} s (--run-timeout) at {what}"
+        if remaining <= 0:
+            raise ReplayTimeout(over)
+        if remaining < step_timeout_s:
+            message = over
+        else:
+            message = f"{what} took longer than {step_timeout_s:g} s (--timeout; hung?)"
+        with _alarm(min(step_timeout_s, remaining), message):
+            return action()
+
+    implicit_boot = not cx.steps or not isinstance(cx.steps[0].op, Boot)
+    if implicit_boot:
+        budgeted("the start-up (reset)", run.boot)
     for i, step in enumerate(cx.steps):
-        record = run.boot() if isinstance(step.op, Boot) else run.apply(step.op)
+        what = f"step {i} {step.op}"
+        record = budgeted(what, run.boot if isinstance(step.op, Boot) else partial(run.apply, step.op))
         if live and result.divergence is None:
             diff = _first_difference(record.events, step.events)
             if diff is not None:
@@ -117,7 +188,8 @@ def replay(cx: Counterexample, adapter: Adapter | None) -> ReplayResult:
         if run.failed:
             break
     result.failure = run.failure
-    result.failing_step = run.failing_step
+    if run.failing_step is not None:
+        result.failing_step = run.failing_step - (1 if implicit_boot else 0)
     result.model_state = run.judge.state
     snapshot = getattr(adapter, "snapshot", None)
     if callable(snapshot):
@@ -178,12 +250,24 @@ def make_adapter(name: str, cfg: AnyConfig | None = None) -> Adapter:
 
 
 def run_replay(cx: Counterexample, options: ReplayOptions, console: Console | None = None) -> int:
-    """Replay ``cx`` and print the verdict; exit 1 if a failure is found, 0 if none, 2 on a
-    harness error (the implementation crashed)."""
+    """Replay ``cx`` and print the verdict. Exit codes (kconform.ci.exitcodes):
+
+    - 1: the replay fails (a non-conformance or invariant violation), whether or not it is the
+      recorded one (the output says which);
+    - 0: every event conforms and every invariant holds; for a file that records a failure this
+      means the failure is no longer reproduced (the bug is fixed: as a regression check it
+      passes), and the output says "NOT reproduced";
+    - 2: the replay could not decide: the implementation crashed or hung, or a step or the whole
+      replay ran past its budget (the message names the step). A damaged file never gets here: the
+      reader refuses it with exit 2 first.
+    """
     console = console or Console()
     adapter = None if options.model_only else make_adapter(options.implementation, cx.config)
     try:
-        result = replay(cx, adapter)
+        result = replay(cx, adapter, options.step_timeout_s, options.run_timeout_s)
+    except ReplayTimeout as exc:
+        console.print(f"[red]kconform: error: replay stopped: {exc}[/red]")
+        return 2
     except AdapterError as exc:
         console.print(f"[red]kconform: error: the implementation failed during replay: {exc}[/red]")
         return 2
@@ -207,8 +291,9 @@ def run_replay(cx: Counterexample, options: ReplayOptions, console: Console | No
             )
         return 0
     f = result.failure
-    step = cx.steps[result.failing_step or 0]
-    console.print(f"[bold red]{f.verdict}[/bold red] {f.name} at step {result.failing_step}: {step.op}")
+    index = result.failing_step if result.failing_step is not None else -1
+    where = f"step {index}: {cx.steps[index].op}" if 0 <= index < len(cx.steps) else "start-up"
+    console.print(f"[bold red]{f.verdict}[/bold red] {f.name} at {where}")
     if f.event is not None:
         console.print(f"  event: {f.event.to_json()}")
     console.print(f"  {f.message}")

@@ -39,7 +39,7 @@ class JsonTextError(ValueError):
 
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKETS = re.compile(r"[\[\]{}]")
-_LONG_INT = re.compile(r"(?<![\d.eE+-])-?\d{%d,}(?![\d.eE])" % (MAX_INT_DIGITS + 1))
+_LONG_INT = re.compile(r"(?<![\d.eE+-])-?\d{" + str(MAX_INT_DIGITS + 1) + r",}(?![\d.eE])")
 
 
 def _check_depth(text: str) -> None:

@@ -182,9 +182,9 @@ def _check_oneof(value: Any, defname: str, path: str) -> None:
     tag = value.get(key)
     alt = alternatives.get(tag) if isinstance(tag, str) else None
     if alt is None:
-        raise SchemaProblem(
-            _join(path, key), f"unknown {_TAG_WORDS.get(defname, defname)} {_short(tag)} (known: {', '.join(sorted(alternatives))})"
-        )
+        known = ", ".join(sorted(alternatives))
+        word = _TAG_WORDS.get(defname, defname)
+        raise SchemaProblem(_join(path, key), f"unknown {word} {_short(tag)} (known: {known})")
     check(value, alt, path)
 
 

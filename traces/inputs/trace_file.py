@@ -71,7 +71,9 @@ def read_trace_file(path: str | os.PathLike[str]) -> Counterexample:
     cfg, fields = _header(f, header)
     if len(lines) - 1 > limits.MAX_STEPS:
         f.fail(None, "", f"{len(lines) - 1:,} steps; kconform reads at most {limits.MAX_STEPS:,}")
-    steps = tuple(_step(f, _object(f, lines, i + 2, complete, f"step {i}"), i + 2, i, cfg) for i in range(len(lines) - 1))
+    steps = tuple(
+        _step(f, _object(f, lines, i + 2, complete, f"step {i}"), i + 2, i, cfg) for i in range(len(lines) - 1)
+    )
     init_events = fields.pop("init_events")
     if not init_events and not any(s.events for s in steps):
         f.fail(None, "", "no events at all: nothing to judge (an empty trace is never a pass)")
@@ -137,12 +139,12 @@ def _header(f: _File, header: dict[str, Any]) -> tuple[AnyConfig, dict[str, Any]
     verdict = header["verdict"]
     known = invariant_names(cfg)
     if verdict["kind"] == "invariant-violation" and verdict["name"] not in known:
-        f.fail(1, "verdict.name", f"{verdict['name']!r} is not an invariant of this slice (known: {', '.join(known)})")
+        f.fail(1, "verdict.name", f"unknown invariant {verdict['name']!r} in this slice (known: {', '.join(known)})")
     if verdict["kind"] == "non-conformance" and verdict["name"] not in EVENT_TYPES:
         f.fail(1, "verdict.name", f"{verdict['name']!r} is not an event kind (a non-conformance names the handler)")
     unknown = sorted(set(verdict.get("invariants", ())) - set(known))
     if unknown:
-        f.fail(1, "verdict.invariants", f"{unknown} are not invariants of this slice (known: {', '.join(known)})")
+        f.fail(1, "verdict.invariants", f"unknown invariant(s) {unknown} in this slice (known: {', '.join(known)})")
     init = header.get("init_events", [])
     for position, event in enumerate(init):
         _refs(f, 1, f"init_events[{position}]", event, cfg)
