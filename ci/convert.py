@@ -1,7 +1,8 @@
 """``kconform convert SRC DST``: JSON Lines traces ↔ Parquet corpus.
 
-SRC a corpus directory (it has manifest.json): DST becomes a directory of JSON Lines files, one per
-trace (``trace-T.jsonl``, the counterexample format). SRC one or more ``.jsonl`` files or a
+SRC a corpus directory (it has manifest.json): the whole corpus is checked first
+(kconform.traces.inputs.corpus; any problem: exit 2, nothing written), then DST becomes a directory
+of JSON Lines files, one per trace (``trace-T.jsonl``, the counterexample format). SRC one or more ``.jsonl`` files or a
 directory of them: DST becomes a corpus (trace ids in the order given). A file that cannot be read
 is reported with its line or row and skipped, the rest is converted; the exit code is then 2.
 """
@@ -26,7 +27,9 @@ def add_parser(commands: Any) -> None:
     )
     conv.add_argument("src", type=Path, nargs="+", metavar="SRC")
     conv.add_argument("dst", type=Path, metavar="DST")
-    conv.add_argument("--buckets", type=int, default=1, metavar="N", help="buckets of a new corpus (default: 1)")
+    conv.add_argument(
+        "--buckets", type=int, default=1, metavar="N", help="buckets of a new corpus (1..1024, default: 1)"
+    )
     conv.set_defaults(handler=cmd_convert)
 
 
@@ -38,8 +41,8 @@ def _error(message: str) -> int:
 def cmd_convert(args: argparse.Namespace) -> int:
     from kconform.traces.corpus import MANIFEST
 
-    if args.buckets < 1:
-        return _error("--buckets must be a positive integer")
+    if not 1 <= args.buckets <= 1024:
+        return _error(f"--buckets must be between 1 and 1024, got {args.buckets}")
     sources: list[Path] = args.src
     if len(sources) == 1 and (sources[0] / MANIFEST).exists():
         return _to_jsonl(sources[0], args.dst)
@@ -54,6 +57,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 def _to_jsonl(src: Path, dst: Path) -> int:
     from kconform.traces.corpus import CorpusError, ReadReport, read_manifest, read_traces
     from kconform.traces.counterexample import write_counterexample
+    from kconform.traces.inputs.corpus import validate_corpus
 
     try:
         manifest = read_manifest(src)
@@ -61,6 +65,11 @@ def _to_jsonl(src: Path, dst: Path) -> int:
         return _error(str(e))
     if dst.exists() and not dst.is_dir():
         return _error(f"{dst}: exists and is not a directory")
+    _good, problems = validate_corpus(src, manifest)
+    if problems:
+        for problem in problems:
+            print(f"kconform: error: {problem}", file=sys.stderr)
+        return _error(f"{src}: refused ({len(problems)} problem(s)); nothing was converted")
     dst.mkdir(parents=True, exist_ok=True)
     report = ReadReport()
     for meta, cx in read_traces(src, manifest, report):

@@ -1,7 +1,8 @@
 """``kconform mine CORPUS``: every stream invariant of kconform.traces.mine as a Spark job.
 
-Reads the manifest, checks every bucket file's footer and schema, mines the readable ones on the
-Spark master given (default ``local[*]``), writes ``OUT/violations.parquet`` (invariant, trace,
+Reads the manifest and checks the whole corpus without any engine (kconform.traces.inputs.corpus:
+content hashes, footers, schema, every row; any problem: exit 2 before Spark starts), mines it on
+the Spark master given (default ``local[*]``), writes ``OUT/violations.parquet`` (invariant, trace,
 positions, witness events), ``OUT/report.json`` and, with ``--excerpts N``, a JSON Lines
 counterexample excerpt per flagged trace (``kconform replay FILE --model-only`` judges it), and
 prints the summary table. Exit codes as the gate: 0 none, 1 violations, 2 unreadable input.
@@ -11,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +68,17 @@ def add_parser(commands: Any) -> None:
     mine.set_defaults(handler=cmd_mine)
 
 
+def engine_failure(engine: str, exc: BaseException) -> str:
+    """One readable line for an engine failure: the engine, the corpus file the message names (if
+    any), and the first line of the error without the Java stack trace."""
+    text = str(exc)
+    java = re.search(r"(?m)^((?:[a-z]+\.)+[A-Za-z]*(?:Exception|Error)[^\n]*)", text)
+    first = (java.group(1) if java else text.strip().splitlines()[0] if text.strip() else type(exc).__name__)[:300]
+    path = re.search(r"(file:)?(/[^\s,:'\"]+\.parquet)", text)
+    where = f" reading {path.group(2)}" if path else ""
+    return f"{engine} failed{where}: {type(exc).__name__}: {first}"
+
+
 def _error(message: str) -> int:
     print(f"kconform: error: {message}", file=sys.stderr)
     return EXIT_ERROR
@@ -73,7 +87,8 @@ def _error(message: str) -> int:
 def cmd_mine(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from kconform.traces.corpus import CorpusError, check_corpus_files, read_manifest
+    from kconform.traces.corpus import CorpusError, read_manifest
+    from kconform.traces.inputs.corpus import validate_corpus
     from kconform.traces.mine.invariants import INVARIANTS
     from kconform.traces.mine.report import MineReport, write_excerpts
 
@@ -93,24 +108,32 @@ def cmd_mine(args: argparse.Namespace) -> int:
     except CorpusError as e:
         return _error(str(e))
     console = Console()
-    good, errors = check_corpus_files(args.corpus, manifest)
-    bad_buckets = set(manifest.buckets) - set(good)
-    unchecked = [t.trace for t in manifest.traces if t.bucket in bad_buckets]
-    for error in errors:
-        console.print(f"[yellow]kconform: unreadable, skipped: {error}[/yellow]")
+    started = time.perf_counter()
+    good, errors = validate_corpus(args.corpus, manifest)
+    if errors:
+        for error in errors:
+            print(f"kconform: error: {error}", file=sys.stderr)
+        bad = len(set(manifest.buckets) - set(good))
+        return _error(
+            f"{args.corpus}: refused before mining ({len(errors)} problem(s), {bad} of {len(manifest.buckets)} "
+            f"bucket(s); checked in {time.perf_counter() - started:.1f} s): nothing was mined"
+        )
+    unchecked: list[int] = []
     args.out.mkdir(parents=True, exist_ok=True)
     names = list(dict.fromkeys(args.invariants)) or None
     from kconform.traces.mine import engine
 
     with console.status(f"mining {manifest.events:,} events with {args.engine} ({args.master})"):
-        if not good:
-            result = engine.EngineResult(engine._empty_violations())
-        elif args.engine == "duckdb":
-            result = engine.run_duckdb(args.corpus, manifest, good, names)
-        else:
-            spark = engine.spark_session(args.master, spark_conf)
-            result = engine.run_spark(spark, args.corpus, manifest, good, names, out=args.out / "violations.parquet")
-    if args.engine == "duckdb" or not good:
+        try:
+            if args.engine == "duckdb":
+                result = engine.run_duckdb(args.corpus, manifest, good, names)
+            else:
+                spark = engine.spark_session(args.master, spark_conf)
+                out = args.out / "violations.parquet"
+                result = engine.run_spark(spark, args.corpus, manifest, good, names, out=out)
+        except Exception as e:  # an engine failure the checks above could not foresee: one line, exit 2
+            return _error(engine_failure(args.engine, e))
+    if args.engine == "duckdb":
         import pyarrow.parquet as pq
 
         pq.write_table(result.violations, args.out / "violations.parquet")

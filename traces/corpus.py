@@ -30,17 +30,15 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kconform.model.config import ConfigError
 from kconform.model.configs import AnyConfig, config_from_json
 from kconform.traces.atomicfile import atomic_text_writer, atomic_write_bytes
 from kconform.traces.counterexample import Counterexample, Step, make_verdict
 from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, Event
+from kconform.traces.inputs.errors import InputError
 from kconform.traces.operations import OperationDecodeError, operation_from_json
 from kconform.traces.schema import (
     KEY_COLUMNS,
     Column,
-    SchemaVersionError,
-    check_schema_version,
     columns,
     event_fields,
     struct_class,
@@ -79,20 +77,23 @@ _KEY_TYPES: dict[str, pa.DataType] = {
 STEPS_SCHEMA = pa.schema([("trace", pa.int64()), ("step", pa.int64()), ("op", pa.string())])
 
 
-class CorpusError(ValueError):
+class CorpusError(InputError):
     """A corpus (or a file of it) that cannot be read: ``path``, ``row`` (0-based Parquet row or
-    1-based JSON line; None for the file as a whole) and what is wrong."""
+    1-based JSON line; None for the file as a whole), the ``field`` (column or manifest key) and
+    what is wrong."""
 
-    def __init__(self, path: str | os.PathLike[str], row: int | None, message: str, unit: str = "row") -> None:
-        self.path = os.fspath(path)
-        self.row = row
-        self.unit = unit
-        self.message = message
-        super().__init__(str(self))
+    def __init__(
+        self, path: str | os.PathLike[str], row: int | None, message: str, unit: str = "row", field: str = ""
+    ) -> None:
+        super().__init__(path, row, field, message, unit=unit)
 
-    def __str__(self) -> str:
-        where = self.path if self.row is None else f"{self.path} {self.unit} {self.row}"
-        return f"{where}: {self.message}"
+    @property
+    def path(self) -> str:
+        return self.file
+
+    @property
+    def row(self) -> int | None:
+        return self.line
 
 
 def arrow_schema() -> pa.Schema:
@@ -154,6 +155,8 @@ class Manifest:
     traces: tuple[TraceMeta, ...]
     generator: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
+    files: dict[str, Any] = field(default_factory=dict, compare=False)
+    """Size and SHA-256 of every part file (``inputs.corpus.sealed``; filled in when read)."""
 
     @property
     def events(self) -> int:
@@ -181,82 +184,15 @@ class Manifest:
 
 
 def write_manifest(root: str | os.PathLike[str], manifest: Manifest) -> None:
-    """Write ``root/manifest.json`` atomically (written last: a corpus without it is incomplete)."""
+    """Write ``root/manifest.json`` atomically (written last: a corpus without it is incomplete),
+    with the size and SHA-256 of every part file and a checksum of its own content
+    (``inputs.corpus.sealed``), so a reader sees any byte changed afterwards."""
+    from kconform.traces.inputs.corpus import sealed
+
+    obj = sealed(root, manifest.to_json(), manifest.buckets)
     with atomic_text_writer(Path(root) / MANIFEST) as f:
-        json.dump(manifest.to_json(), f, indent=1)
+        json.dump(obj, f, indent=1)
         f.write("\n")
-
-
-def read_manifest(root: str | os.PathLike[str]) -> Manifest:
-    """Read and validate ``root/manifest.json``; CorpusError names the file and the problem
-    (missing, not JSON, not a corpus, unsupported schema version, a bad trace entry)."""
-    path = Path(root) / MANIFEST
-    if not Path(root).is_dir():
-        raise CorpusError(root, None, "not a corpus directory (it does not exist or is not a directory)")
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CorpusError(path, None, f"missing: {root} is not a complete corpus (no {MANIFEST})") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise CorpusError(path, None, f"cannot read: {e}") from None
-    except json.JSONDecodeError as e:
-        raise CorpusError(path, e.lineno, f"not valid JSON: {e.msg}", unit="line") from None
-    if not isinstance(obj, dict) or obj.get("format") != FORMAT:
-        got = obj.get("format") if isinstance(obj, dict) else type(obj).__name__
-        raise CorpusError(path, None, f"not a {FORMAT} manifest (format {got!r})")
-    try:
-        version = check_schema_version(obj.get("schema_version"), str(path))
-    except SchemaVersionError as e:
-        raise CorpusError(path, None, str(e).removeprefix(f"{path}: ")) from None
-    traces = obj.get("traces")
-    if not isinstance(traces, list):
-        raise CorpusError(path, None, "'traces' should be a list of trace entries")
-    metas = tuple(_trace_meta(path, i, t) for i, t in enumerate(traces))
-    ids = [m.trace for m in metas]
-    if len(set(ids)) != len(ids):
-        raise CorpusError(path, None, "trace ids are not unique")
-    generator = obj.get("generator", {})
-    if not isinstance(generator, dict):
-        raise CorpusError(path, None, "'generator' should be an object")
-    return Manifest(tuple(sorted(metas, key=lambda m: m.trace)), generator, version)
-
-
-def _trace_meta(path: Path, index: int, obj: Any) -> TraceMeta:
-    def fail(message: str) -> CorpusError:
-        return CorpusError(path, None, f"traces[{index}]: {message}")
-
-    if not isinstance(obj, dict):
-        raise fail("a trace entry is a JSON object")
-    ints = {}
-    for key in ("trace", "bucket", "seed", "events", "steps"):
-        value = obj.get(key)
-        if isinstance(value, bool) or not isinstance(value, int) or (key != "seed" and value < 0):
-            raise fail(f"{key!r} should be a non-negative integer, got {value!r}")
-        ints[key] = value
-    mutants = obj.get("mutants")
-    if not (isinstance(mutants, list) and all(isinstance(m, str) for m in mutants)):
-        raise fail(f"'mutants' should be a list of names, got {mutants!r}")
-    implementation = obj.get("implementation", "reference")
-    if not isinstance(implementation, str):
-        raise fail("'implementation' should be a string")
-    try:
-        config_from_json(obj.get("config"))
-    except ConfigError as e:
-        raise fail(f"bad config: {e}") from None
-    verdict = obj.get("verdict")
-    if verdict is not None and not isinstance(verdict, dict):
-        raise fail("'verdict' should be an object")
-    return TraceMeta(
-        trace=ints["trace"],
-        bucket=ints["bucket"],
-        seed=ints["seed"],
-        config=obj["config"],
-        mutants=tuple(mutants),
-        events=ints["events"],
-        steps=ints["steps"],
-        implementation=implementation,
-        verdict=verdict,
-    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -369,7 +305,7 @@ def write_bucket(root: str | os.PathLike[str], bucket: int, builder: TableBuilde
         path = bucket_path(root, table, bucket)
         path.parent.mkdir(parents=True, exist_ok=True)
         sink = pa.BufferOutputStream()
-        pq.write_table(data, sink, compression="zstd", row_group_size=1 << 20)
+        pq.write_table(data, sink, compression="zstd", row_group_size=1 << 20, write_page_checksum=True)
         atomic_write_bytes(path, sink.getvalue().to_pybytes())
     return int(events.num_rows)
 
@@ -453,31 +389,6 @@ def open_parquet(path: str | os.PathLike[str], expected: pa.Schema) -> pq.Parque
         raise CorpusError(path, None, f"not a readable Parquet file (truncated or corrupt?): {e}") from None
     check_file_schema(path, pf.schema_arrow, expected)
     return pf
-
-
-def check_corpus_files(root: str | os.PathLike[str], manifest: Manifest) -> tuple[list[int], list[CorpusError]]:
-    """Footer-level check of every bucket's events and steps file: (readable buckets, errors)."""
-    good: list[int] = []
-    errors: list[CorpusError] = []
-    for bucket in manifest.buckets:
-        try:
-            pf = open_parquet(bucket_path(root, EVENTS_DIR, bucket), arrow_schema())
-            open_parquet(bucket_path(root, STEPS_DIR, bucket), STEPS_SCHEMA)
-        except CorpusError as e:
-            errors.append(e)
-            continue
-        expected = sum(t.events for t in manifest.traces if t.bucket == bucket)
-        if pf.metadata.num_rows != expected:
-            errors.append(
-                CorpusError(
-                    bucket_path(root, EVENTS_DIR, bucket),
-                    None,
-                    f"{pf.metadata.num_rows} rows, the manifest says its traces have {expected} events",
-                )
-            )
-            continue
-        good.append(bucket)
-    return good, errors
 
 
 def present_columns(root: str | os.PathLike[str], buckets: Iterable[int]) -> set[str]:
@@ -612,3 +523,15 @@ class RowDecoder:
                 value = tuple(cls_(**e) for e in value)
             kwargs[name] = value
         return cls(**kwargs)
+
+
+# The manifest reader is the validation boundary's (it builds this module's classes): see
+# kconform.traces.inputs.corpus. read_manifest(root) -> Manifest raises CorpusError naming the
+# file, the field and the problem.
+from kconform.traces.inputs.corpus import read_manifest as _read_manifest  # noqa: E402
+from kconform.traces.inputs.corpus import validate_corpus as _validate_corpus  # noqa: E402
+
+read_manifest = _read_manifest
+check_corpus_files = _validate_corpus
+"""Every check of the corpus short of an engine (hashes, foreign files, footers, schema, every row):
+(buckets that passed, errors)."""
