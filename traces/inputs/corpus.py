@@ -230,10 +230,6 @@ def read_manifest(root: str | os.PathLike[str]) -> Manifest:
     problem = _manifest_schema_problem(obj)
     if problem is not None:
         raise _error(path, None, problem[1], field=problem[0])
-    if obj["checksum"] != manifest_checksum(obj):
-        raise _error(
-            path, None, "does not match the manifest's content: it was changed after it was written", field="checksum"
-        )
     entries = [_trace_entry(path, i, t) for i, t in enumerate(obj["traces"])]
     metas = tuple(m for m, _ in entries)
     ids = [m.trace for m in metas]
@@ -246,6 +242,10 @@ def read_manifest(root: str | os.PathLike[str]) -> Manifest:
     if set(obj["files"]) != expected:
         diff = sorted(expected.symmetric_difference(obj["files"]))
         raise _error(path, None, f"lists other part files than the traces' buckets need: {diff[:4]}", field="files")
+    if obj["checksum"] != manifest_checksum(obj):
+        raise _error(
+            path, None, "does not match the manifest's content: it was changed after it was written", field="checksum"
+        )
     return Manifest(tuple(sorted(metas, key=lambda m: m.trace)), obj["generator"], version, obj["files"])
 
 
