@@ -86,7 +86,9 @@ def test_a_clean_corpus_passes_every_check(corpus: Path) -> None:
 
 def test_the_manifest_seals_every_part_file(corpus: Path) -> None:
     obj = json.loads((corpus / MANIFEST).read_text())
-    assert sorted(obj["files"]) == sorted(f"{t}/bucket={b}/part-0.parquet" for b in (0, 1) for t in (EVENTS_DIR, STEPS_DIR))
+    assert sorted(obj["files"]) == sorted(
+        f"{t}/bucket={b}/part-0.parquet" for b in (0, 1) for t in (EVENTS_DIR, STEPS_DIR)
+    )
     assert obj["checksum"].startswith("sha256:")
 
 

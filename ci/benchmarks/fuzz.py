@@ -1,0 +1,179 @@
+"""The fuzz benchmark: many damaged inputs of every kind through the real command line.
+
+Run: ``python -m kconform.ci.benchmarks.fuzz [--cases counterexample=100000 trace=100000 corpus=1000
+options=20000] [--workers 2] [--seed 0] [--hang 60]``. Every input kind of kconform.ci.fuzzing.KINDS
+is fuzzed (counterexample files and JSON Lines traces by ``replay`` in both modes and ``convert``,
+corpora by ``mine --engine duckdb`` and ``convert``, the command line's options with every engine
+stubbed). Printed per kind: cases, exit 0 / 1 / 2, tracebacks, hangs, damaged inputs not refused,
+of them judged clean (exit 0), re-encodings whose exit code changed, the slowest case, the rate;
+then the time to refuse a corrupt corpus before any engine (a 1M-event corpus with one flipped
+byte, and with a rewritten, re-hashed part file whose rows are wrong), unless ``--no-refusal``.
+Exit 1 if any traceback, hang or missed refusal happened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import platform
+import shutil
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from kconform.ci.fuzzing import KINDS, fuzz_kind
+
+DEFAULT_CASES = {"counterexample": 100_000, "trace": 100_000, "corpus": 1_000, "options": 20_000}
+
+
+def _worker(job: tuple[str, list[str], int, int, str, float]) -> dict[str, Any]:
+    name, samples, cases, seed, scratch, hang_s = job
+    tally = fuzz_kind(KINDS[name], [Path(s) for s in samples], cases, seed, Path(scratch), hang_s)
+    return {
+        "cases": tally.cases,
+        "exits": dict(tally.exits),
+        "tracebacks": tally.tracebacks[:20],
+        "traceback_count": len(tally.tracebacks),
+        "hangs": tally.hangs[:20],
+        "hang_count": len(tally.hangs),
+        "missed": tally.missed[:20],
+        "missed_count": len(tally.missed),
+        "clean_on_damage": tally.clean_on_damage,
+        "reencoding": tally.reencoding_mismatch[:20],
+        "reencoding_count": len(tally.reencoding_mismatch),
+        "slowest": list(tally.slowest),
+        "seconds": tally.seconds,
+    }
+
+
+def _merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"exits": Counter()}
+    for part in parts:
+        for key, value in part.items():
+            if key == "exits":
+                out["exits"].update({int(k): v for k, v in value.items()})
+            elif key == "slowest":
+                out["slowest"] = max(out.get("slowest", [0.0, ""]), value, key=lambda x: x[0])
+            elif isinstance(value, list):
+                out.setdefault(key, []).extend(value)
+            else:
+                out[key] = out.get(key, 0) + value
+    return out
+
+
+def run_kind(name: str, cases: int, workers: int, seed: int, root: Path, hang_s: float) -> tuple[dict[str, Any], float]:
+    """Fuzz one kind with ``cases`` cases split over ``workers`` processes; (merged tally, wall s)."""
+    samples = [str(p) for p in KINDS[name].samples(root / f"samples-{name}")]
+    shares = [cases // workers + (1 if i < cases % workers else 0) for i in range(workers)]
+    jobs = [
+        (name, samples, n, seed * 1000 + i, str(root / f"scratch-{name}-{i}"), hang_s)
+        for i, n in enumerate(shares)
+        if n
+    ]
+    started = time.perf_counter()
+    if workers == 1:
+        parts = [_worker(job) for job in jobs]
+    else:
+        with multiprocessing.get_context("fork").Pool(len(jobs)) as pool:
+            parts = pool.map(_worker, jobs)
+    return _merge(parts), time.perf_counter() - started
+
+
+def refusal_seconds(root: Path, events: int) -> dict[str, float]:
+    """Seconds ``kconform mine`` takes to refuse a corrupt corpus of ``events`` events (it never
+    starts an engine): a flipped byte (the hash), and a re-hashed part file with a relabelled trace
+    (the row checks), plus the time a clean corpus's checks take."""
+    from kconform.ci.fuzzing import run_case
+    from kconform.traces.generate import Plan, generate
+    from kconform.traces.inputs.corpus import sealed
+
+    corpus = root / "big"
+    generate(corpus, Plan(events=events, seed=1, trace_events=20_000), workers=2)
+    out: dict[str, float] = {}
+    from kconform.traces.corpus import EVENTS_DIR, bucket_path, read_manifest
+    from kconform.traces.inputs.corpus import validate_corpus
+
+    started = time.perf_counter()
+    validate_corpus(corpus, read_manifest(corpus))
+    out["clean corpus, every check"] = time.perf_counter() - started
+    flipped = root / "flipped"
+    shutil.copytree(corpus, flipped)
+    part = bucket_path(flipped, EVENTS_DIR, 0)
+    data = bytearray(part.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    part.write_bytes(bytes(data))
+    outcome = run_case(["mine", str(flipped), "--out", str(root / "o1")])
+    assert outcome.code == 2, outcome.stderr
+    out["flipped byte: refused by mine"] = outcome.seconds
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    relabelled = root / "relabelled"
+    shutil.copytree(corpus, relabelled)
+    part = bucket_path(relabelled, EVENTS_DIR, read_manifest(corpus).buckets[-1])
+    table = pq.read_table(part)
+    traces = table["trace"].to_pylist()
+    traces[-1] = 10**9
+    pq.write_table(table.set_column(0, table.schema.field(0), pa.array(traces, pa.int64())), part)
+    obj = json.loads((relabelled / "manifest.json").read_text())
+    buckets = tuple(sorted({t["bucket"] for t in obj["traces"]}))
+    (relabelled / "manifest.json").write_text(json.dumps(sealed(relabelled, obj, buckets)))
+    outcome = run_case(["mine", str(relabelled), "--out", str(root / "o2")])
+    assert outcome.code == 2, outcome.stderr
+    out["relabelled row in the last bucket (re-hashed): refused by mine"] = outcome.seconds
+    out["events"] = float(read_manifest(corpus).events)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", nargs="*", default=[], metavar="KIND=N", help="cases per kind")
+    parser.add_argument("--kinds", nargs="*", default=list(DEFAULT_CASES), help="kinds to fuzz")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--hang", type=float, default=60.0, help="seconds before a case counts as hung")
+    parser.add_argument("--refusal-events", type=int, default=1_000_000)
+    parser.add_argument("--no-refusal", action="store_true")
+    parser.add_argument("--dir", type=Path, default=None, help="scratch directory (default: a temporary one)")
+    args = parser.parse_args()
+    cases = dict(DEFAULT_CASES)
+    for text in args.cases:
+        name, _, n = text.partition("=")
+        cases[name] = int(n)
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"load {os.getloadavg()}"
+    )
+    root = args.dir or Path(tempfile.mkdtemp(prefix="kconform-fuzz-"))
+    failed = False
+    try:
+        for name in args.kinds:
+            tally, wall = run_kind(name, cases[name], args.workers, args.seed, root, args.hang)
+            exits = tally["exits"]
+            slow_s, slow_what = tally.get("slowest", [0.0, ""])
+            print(
+                f"{name}: {tally['cases']:,} cases in {wall:,.0f} s ({tally['cases'] / max(wall, 1e-9):,.0f}/s, "
+                f"{args.workers} workers): exit 0 {exits.get(0, 0):,}, exit 1 {exits.get(1, 0):,}, "
+                f"exit 2 {exits.get(2, 0):,}; tracebacks {tally['traceback_count']}, hangs {tally['hang_count']}, "
+                f"damaged not refused {tally['missed_count']} (judged clean {tally['clean_on_damage']}), "
+                f"re-encodings with another exit {tally['reencoding_count']}; slowest {slow_s:.2f} s: {slow_what}"
+            )
+            for key in ("tracebacks", "hangs", "missed", "reencoding"):
+                for line in tally.get(key, [])[:5]:
+                    print(f"  {key}: {line}")
+            failed |= bool(tally["traceback_count"] or tally["hang_count"] or tally["missed_count"])
+        if not args.no_refusal:
+            for what, value in refusal_seconds(root / "refusal", args.refusal_events).items():
+                print(f"corpus refusal: {what}: {value:,.2f}{'' if what == 'events' else ' s'}")
+    finally:
+        if args.dir is None:
+            shutil.rmtree(root, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
