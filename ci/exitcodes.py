@@ -19,8 +19,13 @@ missing outcomes), not that kconform could not decide (which would be EXIT_ERROR
 
 EXIT_ERROR = 2
 """Unknown: the run could not decide, because of a user error (bad config, unknown mutant,
-unreadable trace file, bad flags) or an internal error of kconform. Never a verdict on the
-implementation."""
+unreadable, damaged or invalid trace file or corpus, bad flags), a budget that ran out (replay
+--timeout / --run-timeout, naming the step) or an internal error of kconform. Never a verdict on
+the implementation.
+
+``kconform replay`` of a file that records a failure: 1 if the replay fails, 0 if it no longer does
+(the bug is fixed: as a regression test the file passes; the output says "NOT reproduced"), 2 if
+the file is damaged (refused before anything runs) or a budget ran out."""
 
 EXIT_UNKNOWN = 3
 """Unknown verdict of ``kconform probe``: the history was read and judged, no forbidden anomaly was

@@ -465,9 +465,9 @@ def counterexample_samples(root: Path) -> list[Path]:
     """Counterexample files written by ``gate`` (replication and exactly-once) and ``explore``."""
     root.mkdir(parents=True, exist_ok=True)
     runs = [
-        ["gate", "--examples", "30", "--seed", "1", "--mutant", "kip-101-truncation", "--no-progress"],
-        ["gate", "--examples", "30", "--seed", "1", "--slice", "txn", "--mutant", "no-sequence-dedup", "--no-progress"],
-        ["gate", "--examples", "30", "--seed", "2", "--set", "protocol=truncate-to-hw", "--no-progress"],
+        ["gate", "--examples", "20", "--seed", "1", "--mutant", "acks-all-no-wait", "--no-progress"],
+        ["gate", "--examples", "20", "--seed", "1", "--mutant", "no-epoch-fencing", "--no-progress"],
+        ["gate", "--examples", "20", "--seed", "1", "--slice", "txn", "--mutant", "no-sequence-dedup", "--no-progress"],
         ["explore", "--set", "protocol=kip-101", "--replicas", "2", "--no-progress"],
     ]
     for i, argv in enumerate(runs):

@@ -30,7 +30,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A replication and an exactly-once counterexample written by the gate, and a passing trace."""
     root = tmp_path_factory.mktemp("inputs")
     runs = {
-        "repl": ["gate", "--examples", "20", "--seed", "1", "--mutant", "kip-101-truncation"],
+        "repl": ["gate", "--examples", "20", "--seed", "1", "--mutant", "acks-all-no-wait"],
         "txn": ["gate", "--examples", "20", "--seed", "1", "--slice", "txn", "--mutant", "no-sequence-dedup"],
     }
     out: dict[str, Path] = {}

@@ -25,7 +25,7 @@ from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import AnyConfig
 from kconform.model.txn_config import TxnConfig
-from kconform.traces.corpus import EVENTS_DIR, Manifest, bucket_path, read_manifest, write_corpus
+from kconform.traces.corpus import EVENTS_DIR, Manifest, bucket_path, write_corpus
 from kconform.traces.counterexample import Counterexample, Step, make_verdict, read_counterexample
 from kconform.traces.events import (
     CONTROLLER,
@@ -239,26 +239,25 @@ def test_mine_cli_exit_codes_for_clean_and_unreadable_corpora(
     path = bucket_path(root, EVENTS_DIR, 0)
     path.write_bytes(path.read_bytes()[:100])
     assert cli.main(["mine", str(root), "--engine", "duckdb", "--out", str(tmp_path / "o2")]) == EXIT_ERROR
-    report = json.loads((tmp_path / "o2" / "report.json").read_text())
-    assert report["unchecked_traces"] == [0] and str(path) in report["errors"][0]
+    assert f"{path}: 100 bytes, the manifest says" in capsys.readouterr().err
+    assert not (tmp_path / "o2").exists(), "refused before mining: nothing is written"
     (root / "manifest.json").write_text("{")
     assert cli.main(["mine", str(root), "--engine", "duckdb", "--out", str(tmp_path / "o3")]) == EXIT_ERROR
-    assert "manifest.json line 1: not valid JSON" in capsys.readouterr().err
+    assert "manifest.json:1: not valid JSON" in capsys.readouterr().err
 
 
-def test_mine_cli_reports_violations_even_when_part_is_unreadable(
-    broken: tuple[Path, Manifest], tmp_path: Path
+def test_mine_cli_refuses_a_partly_unreadable_corpus_before_mining(
+    broken: tuple[Path, Manifest], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Even when the readable part holds violations: a damaged corpus is exit 2, in seconds, naming
+    the file, and nothing is mined (issue 20: exit codes mean one thing)."""
     root = tmp_path / "c"
     write_corpus(root, [_broken_trace(name) for name in BROKEN], buckets=2)
     path = bucket_path(root, EVENTS_DIR, 1)
     path.write_bytes(b"PAR1 garbage")
-    assert cli.main(["mine", str(root), "--engine", "duckdb", "--out", str(tmp_path / "o")]) == EXIT_VIOLATION
-    report = json.loads((tmp_path / "o" / "report.json").read_text())
-    assert report["unchecked_traces"] == [t.trace for t in read_manifest(root).traces if t.bucket == 1]
-    assert {f["trace"] for f in report["flagged_traces"]} == {
-        t.trace for t in read_manifest(root).traces if t.bucket == 0
-    }
+    assert cli.main(["mine", str(root), "--engine", "duckdb", "--out", str(tmp_path / "o")]) == EXIT_ERROR
+    err = capsys.readouterr().err
+    assert f"kconform: error: {path}: " in err and "nothing was mined" in err
 
 
 # --------------------------------------------------------------------------------------------

@@ -42,9 +42,12 @@ _BRACKETS = re.compile(r"[\[\]{}]")
 _LONG_INT = re.compile(r"(?<![\d.eE+-])-?\d{" + str(MAX_INT_DIGITS + 1) + r",}(?![\d.eE])")
 
 
-def _check_depth(text: str) -> None:
+def _check_depth(bare: str) -> None:
+    """``bare``: the text with every string emptied."""
+    if bare.count("[") + bare.count("{") <= MAX_DEPTH:
+        return
     depth = 0
-    for match in _BRACKETS.finditer(_STRINGS.sub('""', text)):
+    for match in _BRACKETS.finditer(bare):
         depth += 1 if match.group() in "[{" else -1
         if depth > MAX_DEPTH:
             raise JsonTextError(f"nested deeper than {MAX_DEPTH} levels")
@@ -63,20 +66,14 @@ def _constant(name: str) -> Any:
     raise JsonTextError(f"{name} is not a JSON number")
 
 
-def _int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise JsonTextError(f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")
-    return int(text)
-
-
 def loads(text: str) -> Any:
     """Parse one JSON value; JsonTextError on anything refused (see the module docstring)."""
-    _check_depth(text)
-    long_int = _LONG_INT.search(_STRINGS.sub('""', text))
-    if long_int is not None:
+    bare = _STRINGS.sub('""', text) if '"' in text else text
+    _check_depth(bare)
+    if _LONG_INT.search(bare) is not None:
         raise JsonTextError(f"an integer of more than {MAX_INT_DIGITS} digits")
     try:
-        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_int=_int)
+        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
     except json.JSONDecodeError as e:
         raise JsonTextError(f"not valid JSON: {e.msg}", e.colno) from None
     except RecursionError:  # _check_depth makes this unreachable; kept as a second fence

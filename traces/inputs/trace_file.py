@@ -20,7 +20,10 @@ and the field:
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Callable
+from functools import cache
 from typing import Any, NoReturn
 
 from kconform.model import invariants as replication_invariants
@@ -35,11 +38,34 @@ from kconform.traces.counterexample import (
     Step,
     TraceFileError,
 )
-from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, event_from_json
+from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, Event
 from kconform.traces.inputs import jsontext, limits, references
 from kconform.traces.inputs.config import parse_config
 from kconform.traces.inputs.schemacheck import SchemaProblem, check_def
 from kconform.traces.operations import Boot, operation_from_json
+from kconform.traces.schema import struct_class
+
+
+def _converter(typ: str) -> Callable[[Any], Any] | None:
+    cls = struct_class(typ)
+    if cls is not None:
+        return lambda v: tuple(cls(*x) for x in v)
+    return tuple if typ.startswith("tuple[") else None
+
+
+@cache
+def _decoders() -> dict[str, tuple[type[Event], tuple[tuple[str, Callable[[Any], Any] | None], ...]]]:
+    """Per kind: the class and (field, converter) pairs, for events the schema already accepted."""
+    return {
+        kind: (cls, tuple((f.name, _converter(str(f.type))) for f in dataclasses.fields(cls)))
+        for kind, cls in EVENT_TYPES.items()
+    }
+
+
+def decode_event(obj: dict[str, Any]) -> Event:
+    """The Event of a schema-valid JSON object (no second type check: ``check_def`` did it)."""
+    cls, fields = _decoders()[obj["kind"]]
+    return cls(**{name: obj[name] if conv is None else conv(obj[name]) for name, conv in fields})
 
 
 def invariant_names(cfg: AnyConfig) -> tuple[str, ...]:
@@ -154,7 +180,7 @@ def _header(f: _File, header: dict[str, Any]) -> tuple[AnyConfig, dict[str, Any]
         "mutants": tuple(header["mutants"]),
         "implementation": header["implementation"],
         "verdict": verdict,
-        "init_events": tuple(event_from_json(e) for e in init),
+        "init_events": tuple(decode_event(e) for e in init),
     }
     return cfg, fields
 
@@ -177,4 +203,4 @@ def _step(f: _File, obj: dict[str, Any], line: int, index: int, cfg: AnyConfig) 
         f.fail(line, f"op.{problem[0]}", problem[1])
     for position, event in enumerate(obj["events"]):
         _refs(f, line, f"events[{position}]", event, cfg)
-    return Step(operation_from_json(op), tuple(event_from_json(e) for e in obj["events"]))
+    return Step(operation_from_json(op), tuple(decode_event(e) for e in obj["events"]))
