@@ -86,6 +86,12 @@ def parse_plant(texts: list[str]) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
+MAX_EVENTS = 10**11
+"""The largest corpus ``generate`` makes in one go (100 billion events)."""
+MAX_WORKERS = 64
+MAX_TRACE_EVENTS = 10**8
+
+
 def _error(message: str) -> int:
     print(f"kconform: error: {message}", file=sys.stderr)
     return EXIT_ERROR
@@ -107,6 +113,12 @@ def cmd_generate(args: argparse.Namespace, config: Any) -> int:
 
     if args.events < 1 or args.workers < 1 or (args.trace_events is not None and args.trace_events < 1):
         return _error("--events, --workers and --trace-events must be positive integers")
+    bounds = (("--events", args.events, MAX_EVENTS), ("--workers", args.workers, MAX_WORKERS))
+    for flag, value, most in (*bounds, ("--trace-events", args.trace_events or 1, MAX_TRACE_EVENTS)):
+        if value > most:
+            return _error(f"{flag} {value}: at most {most:,}")
+    if not -(2**63) <= args.seed < 2**63:
+        return _error(f"--seed {args.seed}: a corpus seed is an int64")
     try:
         plan = Plan(
             events=args.events,
