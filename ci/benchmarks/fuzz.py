@@ -168,7 +168,11 @@ def main() -> int:
             failed |= bool(tally["traceback_count"] or tally["hang_count"] or tally["missed_count"])
         if not args.no_refusal:
             for what, value in refusal_seconds(root / "refusal", args.refusal_events).items():
-                print(f"corpus refusal: {what}: {value:,.2f}{'' if what == 'events' else ' s'}")
+                print(
+                    f"corpus refusal: {what}: {value:,.0f}"
+                    if what == "events"
+                    else f"corpus refusal: {what}: {value:.2f} s"
+                )
     finally:
         if args.dir is None:
             shutil.rmtree(root, ignore_errors=True)

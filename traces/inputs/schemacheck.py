@@ -16,8 +16,6 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from kconform.traces.schema import json_schema
-
 
 class SchemaProblem(ValueError):
     """``path`` (e.g. ``events[2].leader``) and what is wrong there."""
@@ -30,6 +28,8 @@ class SchemaProblem(ValueError):
 
 @cache
 def _schema() -> dict[str, Any]:
+    from kconform.traces.schema import json_schema  # here: traces.schema imports the readers
+
     return json_schema()
 
 

@@ -24,29 +24,26 @@ import dataclasses
 import os
 from collections.abc import Callable
 from functools import cache
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from kconform.model import invariants as replication_invariants
 from kconform.model import txn_invariants
 from kconform.model.config import ConfigError
 from kconform.model.configs import AnyConfig
 from kconform.model.txn_config import TxnConfig
-from kconform.traces.counterexample import (
-    FORMAT,
-    SUPPORTED_SCHEMA_VERSIONS,
-    Counterexample,
-    Step,
-    TraceFileError,
-)
 from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, Event
 from kconform.traces.inputs import jsontext, limits, references
 from kconform.traces.inputs.config import parse_config
 from kconform.traces.inputs.schemacheck import SchemaProblem, check_def
 from kconform.traces.operations import Boot, operation_from_json
-from kconform.traces.schema import struct_class
+
+if TYPE_CHECKING:
+    from kconform.traces.counterexample import Counterexample, Step
 
 
 def _converter(typ: str) -> Callable[[Any], Any] | None:
+    from kconform.traces.schema import struct_class
+
     cls = struct_class(typ)
     if cls is not None:
         return lambda v: tuple(cls(*x) for x in v)
@@ -79,6 +76,8 @@ class _File:
         self.name = name
 
     def fail(self, line: int | None, field: str, message: str) -> NoReturn:
+        from kconform.traces.counterexample import TraceFileError
+
         raise TraceFileError(self.name, line, message, field)
 
     def schema(self, value: Any, defname: str, line: int, prefix: str = "") -> None:
@@ -91,6 +90,7 @@ class _File:
 
 def read_trace_file(path: str | os.PathLike[str]) -> Counterexample:
     """Read and validate a JSON Lines trace / counterexample file (see the module docstring)."""
+    from kconform.traces.counterexample import Counterexample
     f = _File(os.fspath(path))
     lines, complete = _lines(f)
     header = _object(f, lines, 1, complete, "the header")
@@ -110,6 +110,7 @@ def read_trace_file(path: str | os.PathLike[str]) -> Counterexample:
 
 
 def _lines(f: _File) -> tuple[list[str], bool]:
+    from kconform.traces.counterexample import FORMAT
     try:
         data = jsontext.read_bytes(f.name)
     except OSError as e:
@@ -148,6 +149,7 @@ def _object(f: _File, lines: list[str], line: int, complete: bool, what: str) ->
 
 
 def _header(f: _File, header: dict[str, Any]) -> tuple[AnyConfig, dict[str, Any]]:
+    from kconform.traces.counterexample import FORMAT, SUPPORTED_SCHEMA_VERSIONS
     marker = header.get("format")
     if marker != FORMAT:
         f.fail(1, "format", f"not a {FORMAT} file (the header's format is {marker!r})")
@@ -192,6 +194,7 @@ def _refs(f: _File, line: int, where: str, event: dict[str, Any], cfg: AnyConfig
 
 
 def _step(f: _File, obj: dict[str, Any], line: int, index: int, cfg: AnyConfig) -> Step:
+    from kconform.traces.counterexample import Step
     f.schema(obj, "step", line)
     if obj["step"] != index:
         f.fail(line, "step", f"expected step {index} (steps are numbered 0, 1, 2, ... in order), got {obj['step']}")
