@@ -14,7 +14,8 @@ import pytest
 from kconform.ci import cli
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.conformance.adapter import AdapterError
-from kconform.conformance.lockstep import NON_CONFORMANCE, Judge
+from kconform.conformance.judge import NON_CONFORMANCE
+from kconform.conformance.replication.lockstep import Judge
 from kconform.model.config import ReplicationConfig
 from kconform.model.not_enabled import NotEnabled
 from kconform.model.state import initial_state
