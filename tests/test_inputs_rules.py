@@ -92,7 +92,7 @@ def test_json_text_accepts_what_it_should() -> None:
 @pytest.mark.parametrize(
     ("value", "path", "message"),
     [
-        ({"kind": "clock_advanced", "node": -1, "now_ms": -5}, "now_ms", "-5 is outside 0.."),
+        ({"kind": "clock_advanced", "node": -1, "now_ms": 2**63}, "now_ms", "is outside -9223372036854775808.."),
         ({"kind": "clock_advanced", "node": -1, "now_ms": 5.0}, "now_ms", "the number 5.0"),
         ({"kind": "clock_advanced", "node": -1, "now_ms": True}, "now_ms", "got a boolean"),
         ({"kind": "clock_advanced", "node": -1}, "", "missing 'now_ms'"),

@@ -344,6 +344,8 @@ class _Traces:
     steps: np.ndarray
     brokers: np.ndarray
     offset_bound: np.ndarray
+    known: np.ndarray
+    """Whether the trace's slice is one whose ids the checks know (references.known_slice)."""
 
     def index(self, trace: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.ids, trace)
@@ -359,8 +361,9 @@ def _trace_facts(metas: list[TraceMeta], configs: dict[int, AnyConfig]) -> _Trac
         ids=np.array([m.trace for m in metas], dtype=np.int64),
         events=events,
         steps=np.array([m.steps for m in metas], dtype=np.int64),
-        brokers=np.array([len(references.brokers(configs[m.trace])) for m in metas], dtype=np.int64),
+        brokers=np.array([len(references.brokers(configs[m.trace])) for m in metas], dtype=np.int64).clip(0, 2**31),
         offset_bound=bound,
+        known=np.array([references.known_slice(configs[m.trace]) for m in metas], dtype=bool),
     )
 
 
@@ -451,6 +454,7 @@ class _EventChecker:
                 (node >= 0) & (node < brokers),
             ),
         )
+        ok |= ~self.facts.known[idx]
         if not ok.all():
             row = _first(~ok)
             k = self.kinds[codes[row]]
@@ -517,7 +521,7 @@ class _EventChecker:
                 raise fail(row, f"offset {values[row]}: more than a trace of {events} events can write", label)
         if name in ("broker", "follower", "leader") and not struct:
             brokers = self.facts.brokers[idx]
-            allowed = (values >= (-1 if name == "leader" else 0)) & (values < brokers)
+            allowed = (values >= (-1 if name == "leader" else 0)) & (values < brokers) | ~self.facts.known[idx]
             if (owns & ~allowed).any():
                 row = _first(owns & ~allowed)
                 raise fail(row, f"broker {values[row]} is not one of the brokers 0..{brokers[row] - 1}", label)
@@ -566,7 +570,7 @@ class _EventChecker:
             rng = limits.FIELD_RANGES[name]
             bad = (values < rng.lo) | (values > rng.hi)
             if name == "isr":
-                bad |= (values < 0) | (values >= self.facts.brokers[pidx])
+                bad |= ((values < 0) | (values >= self.facts.brokers[pidx])) & self.facts.known[pidx]
             if bad.any():
                 row = _first(bad)
                 raise self.fail(int(parents[row]), f"element {values[row]} is outside the allowed ids / range", name)

@@ -27,9 +27,19 @@ REPLICATION_CLIENT_NODES = (-2, -3)
 """impl/network.py PRODUCER_NODE and CONSUMER_NODE (messages may be addressed to them)."""
 
 
+def known_slice(cfg: object) -> bool:
+    """Whether this module knows ``cfg``'s ids (the replication and exactly-once slices); a slice
+    registered at run time (conformance.registry) is checked by the schema only."""
+    return isinstance(cfg, ReplicationConfig | TxnConfig)
+
+
 def brokers(cfg: AnyConfig) -> range:
-    """The broker ids of ``cfg`` (0 .. n-1)."""
-    return range(cfg.replicas if isinstance(cfg, ReplicationConfig) else cfg.brokers)
+    """The broker ids of ``cfg`` (0 .. n-1); for another slice's configuration, every int32 id."""
+    if isinstance(cfg, ReplicationConfig):
+        return range(cfg.replicas)
+    if isinstance(cfg, TxnConfig):
+        return range(cfg.brokers)
+    return range(-(2**31), 2**31)
 
 
 def _broker_list(ids: range) -> str:
@@ -51,6 +61,8 @@ def _check_node(kind: str, node: Any, ids: range) -> Problem | None:
 
 def event_problem(event: dict[str, Any], cfg: AnyConfig) -> Problem | None:
     """The first id of ``event`` (already schema-valid JSON) that ``cfg`` does not have."""
+    if not known_slice(cfg):
+        return None
     kind = event["kind"]
     ids = brokers(cfg)
     problem = _check_node(kind, event["node"], ids)
@@ -92,6 +104,8 @@ def _txn_event_problem(event: dict[str, Any], cfg: TxnConfig) -> Problem | None:
 def operation_problem(op: dict[str, Any], cfg: AnyConfig) -> Problem | None:
     """The first argument of ``op`` (already schema-valid JSON) that ``cfg`` does not have, or an
     operation of the other slice."""
+    if not known_slice(cfg):
+        return None
     kind = op["op"]
     txn = isinstance(cfg, TxnConfig)
     if txn and kind in limits.REPLICATION_OPERATIONS:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from kconform.model import invariants as replication_invariants
 from kconform.model import txn_invariants
-from kconform.model.config import ConfigError
+from kconform.model.config import ConfigError, ReplicationConfig
 from kconform.model.configs import AnyConfig
 from kconform.model.txn_config import TxnConfig
 from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, Event
@@ -65,10 +65,14 @@ def decode_event(obj: dict[str, Any]) -> Event:
     return cls(**{name: obj[name] if conv is None else conv(obj[name]) for name, conv in fields})
 
 
-def invariant_names(cfg: AnyConfig) -> tuple[str, ...]:
-    """The invariants the judge of ``cfg``'s slice can check."""
-    registry = txn_invariants.INVARIANTS if isinstance(cfg, TxnConfig) else replication_invariants.INVARIANTS
-    return tuple(registry)
+def invariant_names(cfg: AnyConfig) -> tuple[str, ...] | None:
+    """The invariants the judge of ``cfg``'s slice can check (None: a slice registered at run time,
+    whose judge checks the names itself)."""
+    if isinstance(cfg, TxnConfig):
+        return tuple(txn_invariants.INVARIANTS)
+    if isinstance(cfg, ReplicationConfig):
+        return tuple(replication_invariants.INVARIANTS)
+    return None
 
 
 class _File:
@@ -91,6 +95,7 @@ class _File:
 def read_trace_file(path: str | os.PathLike[str]) -> Counterexample:
     """Read and validate a JSON Lines trace / counterexample file (see the module docstring)."""
     from kconform.traces.counterexample import Counterexample
+
     f = _File(os.fspath(path))
     lines, complete = _lines(f)
     header = _object(f, lines, 1, complete, "the header")
@@ -111,6 +116,7 @@ def read_trace_file(path: str | os.PathLike[str]) -> Counterexample:
 
 def _lines(f: _File) -> tuple[list[str], bool]:
     from kconform.traces.counterexample import FORMAT
+
     try:
         data = jsontext.read_bytes(f.name)
     except OSError as e:
@@ -150,6 +156,7 @@ def _object(f: _File, lines: list[str], line: int, complete: bool, what: str) ->
 
 def _header(f: _File, header: dict[str, Any]) -> tuple[AnyConfig, dict[str, Any]]:
     from kconform.traces.counterexample import FORMAT, SUPPORTED_SCHEMA_VERSIONS
+
     marker = header.get("format")
     if marker != FORMAT:
         f.fail(1, "format", f"not a {FORMAT} file (the header's format is {marker!r})")
@@ -166,6 +173,8 @@ def _header(f: _File, header: dict[str, Any]) -> tuple[AnyConfig, dict[str, Any]
         f.fail(1, "config", f"bad config: {e}")
     verdict = header["verdict"]
     known = invariant_names(cfg)
+    if known is None:
+        known = (verdict["name"], *verdict.get("invariants", ()))
     if verdict["kind"] == "invariant-violation" and verdict["name"] not in known:
         f.fail(1, "verdict.name", f"unknown invariant {verdict['name']!r} in this slice (known: {', '.join(known)})")
     if verdict["kind"] == "non-conformance" and verdict["name"] not in EVENT_TYPES:
@@ -195,6 +204,7 @@ def _refs(f: _File, line: int, where: str, event: dict[str, Any], cfg: AnyConfig
 
 def _step(f: _File, obj: dict[str, Any], line: int, index: int, cfg: AnyConfig) -> Step:
     from kconform.traces.counterexample import Step
+
     f.schema(obj, "step", line)
     if obj["step"] != index:
         f.fail(line, "step", f"expected step {index} (steps are numbered 0, 1, 2, ... in order), got {obj['step']}")
