@@ -73,6 +73,8 @@ class _Parser(argparse.ArgumentParser):
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (kconform.ci.exitcodes)."""
     try:
+        if any("\x00" in arg for arg in (sys.argv[1:] if argv is None else argv)):
+            raise UserError("an argument holds a NUL byte (no path or value can)")
         try:
             args = _parser().parse_args(argv)
         except SystemExit as e:  # --help and --version print and "exit" with 0

@@ -109,3 +109,21 @@ def test_the_schema_check_names_the_field(value: object, path: str, message: str
 def test_the_schema_check_accepts_a_valid_event() -> None:
     check_def({"kind": "clock_advanced", "node": -1, "now_ms": 5}, "event")
     check_def({"op": "advance", "ms": 5}, "operation")
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["replay", "a\x00b"], "an argument holds a NUL byte"),
+        (["convert", "x" * 5000, "/tmp/kconform-never-made"], "File name too long"),
+        (["gate", "--set", "x=" + "[" * 5000], "nested deeper than 32 levels"),
+    ],
+)
+def test_command_line_inputs_found_by_the_options_fuzzer(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kconform.ci import cli
+
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "internal error" not in err

@@ -97,18 +97,21 @@ def refusal_seconds(root: Path, events: int) -> dict[str, float]:
     from kconform.traces.corpus import EVENTS_DIR, bucket_path, read_manifest
     from kconform.traces.inputs.corpus import validate_corpus
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     validate_corpus(corpus, read_manifest(corpus))
     out["clean corpus, every check"] = time.perf_counter() - started
+    out["clean corpus, every check, CPU"] = time.process_time() - cpu
     flipped = root / "flipped"
     shutil.copytree(corpus, flipped)
     part = bucket_path(flipped, EVENTS_DIR, 0)
     data = bytearray(part.read_bytes())
     data[len(data) // 2] ^= 0x01
     part.write_bytes(bytes(data))
-    outcome = run_case(["mine", str(flipped), "--out", str(root / "o1")])
+    cpu = time.process_time()
+    outcome = run_case(["mine", str(flipped), "--out", str(root / "o1")], hang_s=1800)
     assert outcome.code == 2, outcome.stderr
     out["flipped byte: refused by mine"] = outcome.seconds
+    out["flipped byte: refused by mine, CPU"] = time.process_time() - cpu
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -122,9 +125,11 @@ def refusal_seconds(root: Path, events: int) -> dict[str, float]:
     obj = json.loads((relabelled / "manifest.json").read_text())
     buckets = tuple(sorted({t["bucket"] for t in obj["traces"]}))
     (relabelled / "manifest.json").write_text(json.dumps(sealed(relabelled, obj, buckets)))
-    outcome = run_case(["mine", str(relabelled), "--out", str(root / "o2")])
+    cpu = time.process_time()
+    outcome = run_case(["mine", str(relabelled), "--out", str(root / "o2")], hang_s=1800)
     assert outcome.code == 2, outcome.stderr
     out["relabelled row in the last bucket (re-hashed): refused by mine"] = outcome.seconds
+    out["relabelled row: refused by mine, CPU"] = time.process_time() - cpu
     out["events"] = float(read_manifest(corpus).events)
     return out
 
