@@ -1,17 +1,21 @@
-"""What every simulated node shares: configuration, switched-on mutants, clock, network, event log.
+"""What every simulated node of a cluster run shares, whatever the slice: the configuration, the
+switched-on mutants, the clock, the network and the event log.
 
 Guarantee: events are recorded in the order handlers run them; ``drain`` hands them out once.
+A slice's world (``impl/<slice>/runtime.py``) derives from ``World`` and adds its cluster-wide state.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
-from kconform.model.config import ReplicationConfig
 from kconform.traces.events import Event
 
 from .clock import Scheduler
 from .network import Network
+
+C = TypeVar("C")
 
 
 @dataclass
@@ -29,10 +33,10 @@ class EventLog:
 
 
 @dataclass
-class Runtime:
-    """The shared world of one cluster run."""
+class World(Generic[C]):
+    """The shared world of one cluster run with configuration type ``C``."""
 
-    config: ReplicationConfig
+    config: C
     mutants: frozenset[str]
     scheduler: Scheduler
     network: Network
@@ -43,5 +47,5 @@ class Runtime:
         return self.scheduler.now_ms
 
     def mutant(self, name: str) -> bool:
-        """Whether mutant ``name`` (impl/mutants.py) is switched on."""
+        """Whether mutant ``name`` (impl/mutants.py; the slice's own in impl/<slice>/mutants.py) is switched on."""
         return name in self.mutants

@@ -8,7 +8,7 @@ from typing import TypeVar
 import pytest
 
 from kconform.impl import MUTANTS, ReferenceCluster
-from kconform.impl.messages import FetchRequest, MetadataUpdate, ProduceRequest
+from kconform.impl.replication.messages import FetchRequest, MetadataUpdate, ProduceRequest
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces import events as ev
 from kconform.traces import operations as ops

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kconform.impl.disk import Disk
-from kconform.impl.log import LeaderEpochCache, ReplicaLog
+from kconform.impl.replication.disk import Disk
+from kconform.impl.replication.log import LeaderEpochCache, ReplicaLog
 from kconform.traces.events import Entry
 
 

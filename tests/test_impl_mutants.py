@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kconform.impl import MUTANTS, ReferenceCluster
-from kconform.impl.messages import (
+from kconform.impl.mutants import REPLICATION, mutants_of
+from kconform.impl.replication.messages import (
     AlterPartitionRequest,
     EpochQueryRequest,
     EpochQueryResponse,
@@ -14,7 +15,6 @@ from kconform.impl.messages import (
     MetadataUpdate,
     ProduceRequest,
 )
-from kconform.impl.mutants import REPLICATION, mutants_of
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces import events as ev
 from kconform.traces import operations as ops

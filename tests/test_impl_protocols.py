@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from kconform.impl import ReferenceCluster
-from kconform.impl.disk import Disk
-from kconform.impl.fetcher import diverging_epoch_truncation, epoch_answer_truncation
-from kconform.impl.log import ReplicaLog
-from kconform.impl.messages import (
+from kconform.impl.replication.disk import Disk
+from kconform.impl.replication.fetcher import diverging_epoch_truncation, epoch_answer_truncation
+from kconform.impl.replication.log import ReplicaLog
+from kconform.impl.replication.messages import (
     EpochQueryRequest,
     EpochQueryResponse,
     FetchRequest,

@@ -16,7 +16,7 @@ import pytest
 
 from kconform.conformance.txn.scenarios import EPOCH_EXHAUSTION, SCENARIOS
 from kconform.impl.mutants import config_for
-from kconform.impl.txn_cluster import TxnCluster
+from kconform.impl.txn.cluster import TxnCluster
 from kconform.model.txn_config import TxnConfig
 from kconform.traces.corpus import Manifest, write_corpus
 from kconform.traces.counterexample import Counterexample, Step, make_verdict

@@ -7,10 +7,11 @@ from collections.abc import Callable
 
 import pytest
 
-from kconform.impl import mutants as m
-from kconform.impl.txn_cluster import TxnCluster
-from kconform.impl.txn_coordinator import TxnMetadata
-from kconform.impl.txn_messages import EndTxnRequest, MarkerRequest, TxnProduceRequest
+from kconform.impl import mutants as registry
+from kconform.impl.txn import mutants as m
+from kconform.impl.txn.cluster import TxnCluster
+from kconform.impl.txn.coordinator import TxnMetadata
+from kconform.impl.txn.messages import EndTxnRequest, MarkerRequest, TxnProduceRequest
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import events as ev
 from kconform.traces import operations as ops
@@ -58,8 +59,8 @@ def _both(scenario: Callable[[frozenset[str]], list[ev.Event]], name: str) -> tu
 
 
 def test_every_txn_mutant_is_registered_for_the_txn_slice_and_has_a_scenario() -> None:
-    assert set(m.mutants_of(m.TXN)) == m.TXN_MUTANT_NAMES == set(SCENARIOS)
-    assert not set(m.mutants_of(m.REPLICATION)) & m.TXN_MUTANT_NAMES
+    assert set(registry.mutants_of(registry.TXN)) == registry.TXN_MUTANT_NAMES == set(SCENARIOS)
+    assert not set(registry.mutants_of(registry.REPLICATION)) & registry.TXN_MUTANT_NAMES
 
 
 # ------------------------------------------------------------------------------- scenarios

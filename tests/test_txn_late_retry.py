@@ -8,7 +8,7 @@ import pytest
 
 from kconform.conformance.scenarios import run_scenario
 from kconform.conformance.txn.scenarios import Scenario
-from kconform.impl.txn_cluster import TxnCluster
+from kconform.impl.txn.cluster import TxnCluster
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import events as ev
 from kconform.traces import operations as ops

@@ -17,8 +17,9 @@ from kconform.ci.options import GateOptions
 from kconform.conformance.judge import INVARIANT_VIOLATION, NON_CONFORMANCE
 from kconform.conformance.runner import LockstepRun
 from kconform.conformance.txn.scenarios import EPOCH_EXHAUSTION, SCENARIOS, first_failing_scenario, run_scenario
-from kconform.impl import mutants as m
-from kconform.impl.txn_cluster import TxnCluster
+from kconform.impl import mutants as registry
+from kconform.impl.txn import mutants as m
+from kconform.impl.txn.cluster import TxnCluster
 from kconform.model.config import ReplicationConfig
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import events as ev
@@ -137,7 +138,7 @@ the invariant (the liveness check at Quiesced for a coordinator that forgets its
 
 def test_every_txn_mutant_has_a_scenario_and_an_expected_finding() -> None:
     exposed = {mutant for s in SCENARIOS.values() for mutant in s.mutants}
-    assert exposed == set(m.mutants_of(m.TXN)) == set(EXPECTED)
+    assert exposed == set(registry.mutants_of(registry.TXN)) == set(EXPECTED)
 
 
 @pytest.mark.parametrize(
@@ -214,7 +215,7 @@ def test_txn_self_check_catches_every_mutant_and_replays(tv: int, tmp_path: Path
     text = console.export_text()
     assert code == EXIT_PASS, text
     files = sorted(tmp_path.glob("mutant-*.jsonl"))
-    assert [f.name for f in files] == [f"mutant-{name}.jsonl" for name in sorted(m.mutants_of(m.TXN))]
+    assert [f.name for f in files] == [f"mutant-{name}.jsonl" for name in sorted(registry.mutants_of(registry.TXN))]
     late = read_counterexample(tmp_path / f"mutant-{m.LATE_ENDTXN_NEXT_TXN}.jsonl")
     assert isinstance(late.config, TxnConfig) and late.config.transaction_version == 2
     cx = read_counterexample(tmp_path / f"mutant-{m.FAILOVER_FORGETS_PREPARE}.jsonl")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from kconform.impl.txn_cluster import TxnCluster
+from kconform.impl.txn.cluster import TxnCluster
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import events as ev
 from kconform.traces import operations as ops

@@ -1,7 +1,7 @@
 """Corpus generation: a reference cluster under seeded random workloads and faults, in parallel.
 
-The plan's configuration picks the slice: the replication cluster (impl.cluster, ``Workload`` here)
-or the exactly-once cluster (impl.txn_cluster, ``traces.txn_workload.TxnWorkload``); both workloads
+The plan's configuration picks the slice: the replication cluster (impl.replication.cluster, ``Workload`` here)
+or the exactly-once cluster (impl.txn.cluster, ``traces.txn_workload.TxnWorkload``); both workloads
 are ``SwarmWorkload``s.
 
 Guarantees:

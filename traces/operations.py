@@ -164,7 +164,7 @@ class ModelAction(Operation):
 
 
 # --------------------------------------------------------------------------------------------
-# The exactly-once slice (impl/txn_cluster.py). Producer clients, consumers and groups are named
+# The exactly-once slice (impl/txn/cluster.py). Producer clients, consumers and groups are named
 # by small integers / names; record ids (rid) and client transaction numbers (ctxn) are chosen by
 # the cluster (counters), so the same operations always give the same annotations.
 # --------------------------------------------------------------------------------------------

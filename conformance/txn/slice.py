@@ -8,7 +8,7 @@ from kconform.conformance.txn.lockstep import TxnJudge
 from kconform.conformance.txn.machine import rules, swarm
 from kconform.conformance.txn.scenarios import zoo
 from kconform.impl.mutants import mutants_of
-from kconform.impl.txn_cluster import TxnCluster
+from kconform.impl.txn.cluster import TxnCluster
 from kconform.model import txn_invariants
 from kconform.model.configs import TXN
 from kconform.model.txn_config import TxnConfig

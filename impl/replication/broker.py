@@ -31,6 +31,8 @@ from kconform.traces.events import (
     ProduceHandled,
 )
 
+from ..messages import Message
+from ..network import CONTROLLER_NODE
 from . import mutants
 from .disk import Disk
 from .fetcher import FetchState, ReplicaFetcher
@@ -44,12 +46,10 @@ from .messages import (
     EpochQueryResponse,
     FetchRequest,
     FetchResponse,
-    Message,
     MetadataUpdate,
     ProduceRequest,
     ProduceResponse,
 )
-from .network import CONTROLLER_NODE
 from .partition import Partition
 from .purgatory import DelayedProduce, ProducePurgatory
 from .runtime import Runtime

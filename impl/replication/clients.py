@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from kconform.traces.events import NO_LEADER, NONE
 
+from ..messages import Message
+from ..network import CONSUMER_NODE, PRODUCER_NODE
 from .controller import Controller
-from .messages import ConsumerFetchRequest, ConsumerFetchResponse, Message, ProduceRequest, ProduceResponse
-from .network import CONSUMER_NODE, PRODUCER_NODE
+from .messages import ConsumerFetchRequest, ConsumerFetchResponse, ProduceRequest, ProduceResponse
 from .runtime import Runtime
 
 CLIENT_METADATA_REFRESH_MS = 5_000

@@ -25,8 +25,9 @@ from kconform.traces.events import (
     LeaderMoved,
 )
 
-from .messages import AlterPartitionRequest, AlterPartitionResponse, Message, MetadataUpdate
-from .network import CONTROLLER_NODE
+from ..messages import Message
+from ..network import CONTROLLER_NODE
+from .messages import AlterPartitionRequest, AlterPartitionResponse, MetadataUpdate
 from .runtime import Runtime
 
 BROKER_SESSION_TIMEOUT_MS = 9_000

@@ -1,4 +1,4 @@
-"""Wire messages between the simulated nodes (requests, responses, metadata).
+"""Wire messages of the replication slice between the simulated nodes (requests, responses, metadata).
 
 Payloads are frozen so a duplicated message is delivered twice with identical content. Each
 response echoes what its handler on the receiving side needs to recognise a stale answer (the
@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from kconform.traces.events import Entry
 
-from .txn_messages import TxnPayload
+from ..messages import Payload
 
 
 @dataclass(frozen=True)
-class MetadataUpdate:
+class MetadataUpdate(Payload):
     """Controller → broker: the partition state of ``partition_epoch`` (KRaft metadata delta)."""
 
     leader: int
@@ -26,7 +26,7 @@ class MetadataUpdate:
 
 
 @dataclass(frozen=True)
-class ProduceRequest:
+class ProduceRequest(Payload):
     """Producer → broker: append record ``rid`` with ``acks``."""
 
     rid: int
@@ -34,7 +34,7 @@ class ProduceRequest:
 
 
 @dataclass(frozen=True)
-class ProduceResponse:
+class ProduceResponse(Payload):
     """Broker → producer: the outcome of produce request ``req``."""
 
     req: int
@@ -42,7 +42,7 @@ class ProduceResponse:
 
 
 @dataclass(frozen=True)
-class FetchRequest:
+class FetchRequest(Payload):
     """Follower → leader: replica Fetch from ``fetch_offset`` (KIP-320 / KIP-595 fields)."""
 
     leader: int
@@ -53,7 +53,7 @@ class FetchRequest:
 
 
 @dataclass(frozen=True)
-class FetchResponse:
+class FetchResponse(Payload):
     """Leader → follower: the answer to Fetch ``req`` plus the request's own fields echoed."""
 
     req: int
@@ -69,7 +69,7 @@ class FetchResponse:
 
 
 @dataclass(frozen=True)
-class EpochQueryRequest:
+class EpochQueryRequest(Payload):
     """Follower → leader: OffsetsForLeaderEpoch for ``requested_epoch`` (KIP-101/279/320)."""
 
     leader: int
@@ -79,7 +79,7 @@ class EpochQueryRequest:
 
 
 @dataclass(frozen=True)
-class EpochQueryResponse:
+class EpochQueryResponse(Payload):
     """Leader → follower: (``epoch``, ``end_offset``) for query ``req``; request fields echoed."""
 
     req: int
@@ -91,7 +91,7 @@ class EpochQueryResponse:
 
 
 @dataclass(frozen=True)
-class AlterPartitionRequest:
+class AlterPartitionRequest(Payload):
     """Leader → controller: proposed ISR under the leader's epochs (KIP-497)."""
 
     leader: int
@@ -101,7 +101,7 @@ class AlterPartitionRequest:
 
 
 @dataclass(frozen=True)
-class AlterPartitionResponse:
+class AlterPartitionResponse(Payload):
     """Controller → leader: the outcome of AlterPartition ``req`` and the controller's state."""
 
     req: int
@@ -112,7 +112,7 @@ class AlterPartitionResponse:
 
 
 @dataclass(frozen=True)
-class ConsumerFetchRequest:
+class ConsumerFetchRequest(Payload):
     """Consumer → broker: read_uncommitted Fetch from ``fetch_offset``."""
 
     fetch_offset: int
@@ -120,36 +120,10 @@ class ConsumerFetchRequest:
 
 
 @dataclass(frozen=True)
-class ConsumerFetchResponse:
+class ConsumerFetchResponse(Payload):
     """Broker → consumer: the answer to consumer Fetch ``req``."""
 
     req: int
     error: int
     entries: tuple[Entry, ...]
     hw: int
-
-
-Payload = (
-    MetadataUpdate
-    | ProduceRequest
-    | ProduceResponse
-    | FetchRequest
-    | FetchResponse
-    | EpochQueryRequest
-    | EpochQueryResponse
-    | AlterPartitionRequest
-    | AlterPartitionResponse
-    | ConsumerFetchRequest
-    | ConsumerFetchResponse
-    | TxnPayload
-)
-
-
-@dataclass(frozen=True)
-class Message:
-    """One message in flight: unique id (global send counter), source, destination, payload."""
-
-    msg_id: int
-    src: int
-    dst: int
-    payload: Payload

@@ -43,11 +43,11 @@ from kconform.traces.events import (
     VerifyHandled,
 )
 
+from ..messages import Message
 from . import mutants as m
-from .messages import Message
-from .txn_coordinator import TxnCoordinator
-from .txn_log import TxnPartitionLog
-from .txn_messages import (
+from .coordinator import TxnCoordinator
+from .log import TxnPartitionLog
+from .messages import (
     AddOffsetsRequest,
     AddPartitionsRequest,
     CoordinatorResponse,
@@ -67,7 +67,7 @@ from .txn_messages import (
     VerifyRequest,
     VerifyResponse,
 )
-from .txn_runtime import TxnWorld
+from .runtime import TxnWorld
 
 PRODUCER_EXPIRATION_CHECK_MS = 600_000
 """producer.id.expiration.check.interval.ms (kafka-facts §2.3)."""

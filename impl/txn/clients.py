@@ -37,10 +37,10 @@ from kconform.traces.events import (
     TopicOffset,
 )
 
+from ..messages import Message, Payload
 from . import mutants as m
-from .messages import Message
-from .txn_log import next_seq
-from .txn_messages import (
+from .log import next_seq
+from .messages import (
     AddOffsetsRequest,
     AddPartitionsRequest,
     CoordinatorResponse,
@@ -53,11 +53,10 @@ from .txn_messages import (
     TxnFetchRequest,
     TxnFetchResponse,
     TxnOffsetCommitRequest,
-    TxnPayload,
     TxnProduceRequest,
     TxnProduceResponse,
 )
-from .txn_runtime import TxnWorld
+from .runtime import TxnWorld
 
 MAX_IN_FLIGHT = 5
 RETRY_BACKOFF_MS = 100
@@ -116,7 +115,7 @@ class _Pending:
     """A coordinator or group request awaiting its answer; re-sent by ``resend``."""
 
     kind: str
-    payload: TxnPayload
+    payload: Payload
     dst_partition: str
     """The partition whose leader receives it (a state or offsets partition)."""
     req: int = -1
@@ -213,7 +212,7 @@ class TxnProducer:
 
     # ------------------------------------------------------------------------------- sending
 
-    def _send_coordinator(self, kind: str, payload: TxnPayload) -> None:
+    def _send_coordinator(self, kind: str, payload: Payload) -> None:
         dst = self.world.config.state_partition(self.txn_id) if self.txn_id else self.world.config.data[0]
         self._send_pending(_Pending(kind, payload, dst))
 
@@ -464,7 +463,7 @@ class GroupClient:
     def fetch(self, group: str, require_stable: bool) -> None:
         self._send(group, OffsetFetchRequest(group, require_stable))
 
-    def _send(self, group: str, payload: TxnPayload) -> None:
+    def _send(self, group: str, payload: Payload) -> None:
         leader = self.world.metadata.leaders[self.world.config.offsets_partition(group)]
         self.world.network.send(GROUP_CLIENT_NODE, leader, payload)
 

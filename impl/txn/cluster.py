@@ -2,67 +2,55 @@
 clients, consumers and a group client over the simulated network and clock, driven one operation
 at a time (``TxnCluster``, the Adapter of kconform.conformance.adapter for ``TxnConfig``).
 
-Guarantees: ``apply`` runs one operation to completion and returns the events its handlers
-emitted, in order; the same config, mutants and operations give the same events (no wall clock,
-no unordered iteration; the seed is recorded, no choice is random); every loop is bounded
-(MAX_TIMER_FIRINGS, MAX_SETTLE_DELIVERIES, MAX_QUIESCE_ROUNDS); record ids and client transaction
-numbers are counters from 1, so they are unique per run.
+Guarantees: those of the shared simulation core (impl.simulation: one operation to completion,
+deterministic, bounded), and Quiesce is bounded too (MAX_QUIESCE_ROUNDS); record ids and client
+transaction numbers are counters from 1, so they are unique per run.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kconform.model.configs import AnyConfig
 from kconform.model.txn_config import TxnConfig
-from kconform.traces.events import CONTROLLER, ClockAdvanced, CoordinatorMoved, Event, Quiesced, TopicOffset
+from kconform.traces.events import CONTROLLER, CoordinatorMoved, Event, Quiesced, TopicOffset
 from kconform.traces.operations import (
     AbortTxn,
-    Advance,
     AdvanceHw,
     BeginTxn,
     CommitOffsets,
     CommitTxn,
     ConsumeTxn,
-    Deliver,
-    DeliverTo,
-    Drop,
-    Duplicate,
     FetchOffsets,
     InitProducer,
     MoveCoordinator,
     Operation,
     Quiesce,
-    Run,
     Send,
     SendOffsets,
-    Settle,
 )
 
-from . import mutants as m
-from .clock import Scheduler
-from .messages import Message
-from .network import Network
-from .runtime import EventLog
-from .txn_broker import TxnBroker
-from .txn_clients import GROUP_CLIENT_NODE, GroupClient, TxnConsumer, TxnProducer, consumer_node, producer_node
-from .txn_runtime import Metadata, StateLog, TxnWorld
+from ..clock import Scheduler
+from ..mutants import TXN
+from ..network import Network
+from ..runtime import EventLog
+from ..simulation import MAX_SETTLE_DELIVERIES, Node, Simulation, SimulationAdapter
+from .broker import TxnBroker
+from .clients import GROUP_CLIENT_NODE, GroupClient, TxnConsumer, TxnProducer, consumer_node, producer_node
+from .runtime import Metadata, StateLog, TxnWorld
 
 MAX_CLIENTS = 16
 """Producer clients and consumers are numbered 0..MAX_CLIENTS-1; other numbers are ignored."""
 MAX_BATCH_RECORDS = 100
-MAX_TIMER_FIRINGS = 200_000
-MAX_SETTLE_DELIVERIES = 100_000
 MAX_QUIESCE_ROUNDS = 10_000
 """Upper bound on (deliver everything, fire the next timers) rounds of one Quiesce."""
-RUN_SETTLE_DELIVERIES = 1_000
-RUN_STEP_MS = 100
 COORDINATOR_LOAD_MS = 10
 """Time the new coordinator takes to load its ``__transaction_state`` partition."""
 
 
-class TxnSimulation:
+class TxnSimulation(Simulation[TxnWorld]):
     """One running exactly-once cluster."""
+
+    label = "the exactly-once cluster"
 
     def __init__(self, config: TxnConfig, mutants: frozenset[str]) -> None:
         partitions = config.log_partitions + config.state_partitions
@@ -71,7 +59,7 @@ class TxnSimulation:
             state_epochs={p: 0 for p in config.state_partitions},
             state_logs={p: StateLog() for p in config.state_partitions},
         )
-        self.world = TxnWorld(config, mutants, Scheduler(), Network(), EventLog(), metadata)
+        super().__init__(TxnWorld(config, mutants, Scheduler(), Network(), EventLog(), metadata))
         self.brokers = [TxnBroker(b, self.world) for b in range(config.brokers)]
         self.producers: dict[int, TxnProducer] = {}
         self.consumers: dict[int, TxnConsumer] = {}
@@ -91,8 +79,7 @@ class TxnSimulation:
 
     # ---------------------------------------------------------------------------- operations
 
-    def apply(self, op: Operation) -> list[Event]:
-        """Run ``op`` to completion; return its events. Unknown operations raise ValueError."""
+    def apply_slice(self, op: Operation) -> bool:
         cfg = self.world.config
         if isinstance(op, InitProducer):
             self._init_producer(op.client, op.txn_id)
@@ -132,34 +119,8 @@ class TxnSimulation:
         elif isinstance(op, Quiesce):
             self._quiesce(op.max_ms)
         else:
-            self._apply_world(op)
-        return self.world.events.drain()
-
-    def _apply_world(self, op: Operation) -> None:
-        """The network and time operations shared with the replication slice."""
-        network = self.world.network
-        if isinstance(op, Deliver):
-            msg = network.take(op.index)
-            if msg is not None:
-                self._deliver(msg)
-        elif isinstance(op, DeliverTo):
-            index = next((i for i, msg in enumerate(network.queue) if msg.dst == op.node), None)
-            if index is not None:
-                self._deliver(network.queue.pop(index))
-        elif isinstance(op, Drop):
-            network.take(op.index)
-        elif isinstance(op, Duplicate):
-            copy = network.peek(op.index)
-            if copy is not None:
-                self._deliver(copy)
-        elif isinstance(op, Advance):
-            self._advance(op.ms)
-        elif isinstance(op, Settle):
-            self._settle(op.max_messages)
-        elif isinstance(op, Run):
-            self._run(op.ms)
-        else:
-            raise ValueError(f"the exactly-once cluster does not know operation {op!r}")
+            return False
+        return True
 
     def _init_producer(self, client: int, txn_id: str) -> None:
         if not 0 <= client < MAX_CLIENTS or (txn_id and txn_id not in self.world.config.transactional_ids):
@@ -186,66 +147,18 @@ class TxnSimulation:
 
     # -------------------------------------------------------------------------- the world
 
-    def _deliver(self, msg: Message) -> None:
-        if msg.dst >= 0:
-            self.brokers[msg.dst].receive(msg)
-        elif msg.dst == GROUP_CLIENT_NODE:
-            self.group_client.receive(msg)
-        else:
-            for client, producer in self.producers.items():
-                if producer_node(client) == msg.dst:
-                    producer.receive(msg)
-                    return
-            for consumer_id, consumer in self.consumers.items():
-                if consumer_node(consumer_id) == msg.dst:
-                    consumer.receive(msg)
-                    return
-
-    def _advance(self, ms: int) -> None:
-        """Fire due timers in time order up to now + ``ms``; ClockAdvanced at each new time."""
-        if ms <= 0:
-            return
-        scheduler = self.world.scheduler
-        target_ms = scheduler.now_ms + ms
-        for _ in range(MAX_TIMER_FIRINGS):
-            due_ms = scheduler.next_due_ms()
-            if due_ms is None or due_ms > target_ms:
-                break
-            self._fire_next(due_ms)
-        else:
-            raise RuntimeError(f"Advance({ms}) fires more than {MAX_TIMER_FIRINGS} timers; use shorter steps")
-        if target_ms > scheduler.now_ms:
-            self._move_clock(target_ms)
-
-    def _fire_next(self, due_ms: int) -> None:
-        scheduler = self.world.scheduler
-        if due_ms > scheduler.now_ms:
-            self._move_clock(due_ms)
-        timer = scheduler.pop_due(due_ms)
-        assert timer is not None
-        timer.action()
-
-    def _move_clock(self, now_ms: int) -> None:
-        self.world.scheduler.move_to(now_ms)
-        self.world.events.emit(ClockAdvanced(CONTROLLER, now_ms))
-
-    def _settle(self, max_messages: int) -> None:
-        for _ in range(min(max_messages, MAX_SETTLE_DELIVERIES)):
-            msg = self.world.network.take(0)
-            if msg is None:
-                return
-            self._deliver(msg)
-
-    def _run(self, ms: int) -> None:
-        """A healthy network for ``ms``: settle, then step the clock by at most RUN_STEP_MS."""
-        remaining = ms
-        for _ in range(ms // RUN_STEP_MS + 2):
-            self._settle(RUN_SETTLE_DELIVERIES)
-            if remaining <= 0:
-                return
-            step = min(RUN_STEP_MS, remaining)
-            self._advance(step)
-            remaining -= step
+    def node(self, address: int) -> Node | None:
+        if address >= 0:
+            return self.brokers[address]
+        if address == GROUP_CLIENT_NODE:
+            return self.group_client
+        for client, producer in self.producers.items():
+            if producer_node(client) == address:
+                return producer
+        for consumer_id, consumer in self.consumers.items():
+            if consumer_node(consumer_id) == address:
+                return consumer
+        return None
 
     def quiet(self) -> bool:
         """Nothing in flight, no client with work, no coordinator with work of its own (loading, a
@@ -262,44 +175,31 @@ class TxnSimulation:
         scheduler = self.world.scheduler
         deadline_ms = scheduler.now_ms + max(0, max_ms)
         for _ in range(MAX_QUIESCE_ROUNDS):
-            self._settle(MAX_SETTLE_DELIVERIES)
+            self.settle(MAX_SETTLE_DELIVERIES)
             if self.quiet():
                 break
             due_ms = scheduler.next_due_ms()
             if due_ms is None or due_ms > deadline_ms:
                 break
-            self._fire_next(due_ms)
+            self.fire_next(due_ms)
         self.world.events.emit(Quiesced(CONTROLLER, self.quiet()))
 
 
-class TxnCluster:
+class TxnCluster(SimulationAdapter[TxnSimulation]):
     """The exactly-once reference implementation behind the Adapter protocol (name ``"txn-reference"``)."""
 
     name = "txn-reference"
+    label = "the exactly-once reference cluster"
+    mutant_slice = TXN
+    config_type = TxnConfig
 
-    def __init__(self) -> None:
-        self._sim: TxnSimulation | None = None
-        self.seed: int | None = None
+    def start(self, config: TxnConfig, mutants: frozenset[str]) -> TxnSimulation:
+        return TxnSimulation(config, mutants)
 
     @property
     def sim(self) -> TxnSimulation:
         """The running cluster (for white-box tests); reset() must have been called."""
-        if self._sim is None:
-            raise RuntimeError("the exactly-once cluster is not running: call reset(config, seed, mutants) first")
-        return self._sim
-
-    def reset(self, config: AnyConfig, seed: int, mutants: frozenset[str]) -> list[Event]:
-        """Start a fresh cluster; returns the boot events. Mutants not of the txn slice raise
-        ValueError; a configuration of another slice raises TypeError."""
-        if not isinstance(config, TxnConfig):
-            raise TypeError(f"the exactly-once reference cluster cannot run a {type(config).__name__}")
-        chosen = m.check_mutants(mutants, m.TXN)
-        self.seed = seed
-        self._sim = TxnSimulation(config, chosen)
-        return self._sim.boot()
-
-    def apply(self, op: Operation) -> list[Event]:
-        return self.sim.apply(op)
+        return self.running
 
     def snapshot(self) -> dict[int, dict[str, Any]]:
         """Each broker's observable state: per partition LEO / HW / LSO, per coordinator its ids' states."""
@@ -315,6 +215,3 @@ class TxnCluster:
                 },
             }
         return out
-
-    def close(self) -> None:
-        self._sim = None

@@ -40,10 +40,10 @@ from kconform.traces.events import (
     VerifyHandled,
 )
 
+from ..clock import TimerAction
+from ..messages import Message
 from . import mutants as m
-from .clock import TimerAction
-from .messages import Message
-from .txn_messages import (
+from .messages import (
     AddOffsetsRequest,
     AddPartitionsRequest,
     CoordinatorResponse,
@@ -55,7 +55,7 @@ from .txn_messages import (
     VerifyRequest,
     VerifyResponse,
 )
-from .txn_runtime import TxnRecord, TxnWorld
+from .runtime import TxnRecord, TxnWorld
 
 EMPTY = "Empty"
 ONGOING = "Ongoing"

@@ -36,7 +36,7 @@ from kconform.traces.events import (
 )
 
 from . import mutants as m
-from .txn_runtime import TxnWorld
+from .runtime import TxnWorld
 
 NUM_BATCHES_TO_RETAIN = 5
 """ProducerStateEntry.NUM_BATCHES_TO_RETAIN (KAFKA-5494; 0.11 kept one)."""

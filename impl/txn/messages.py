@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 from kconform.traces.events import AbortedTxn, Record, TopicOffset
 
+from ..messages import Payload
+
 
 @dataclass(frozen=True)
-class InitPidRequest:
+class InitPidRequest(Payload):
     """Client → coordinator: InitProducerId (``txn_id`` "" = idempotent producer; KIP-360 expected
     pid/epoch, -1 when not supplied)."""
 
@@ -25,7 +27,7 @@ class InitPidRequest:
 
 
 @dataclass(frozen=True)
-class InitPidResponse:
+class InitPidResponse(Payload):
     req: int
     error: int
     pid: int
@@ -33,7 +35,7 @@ class InitPidResponse:
 
 
 @dataclass(frozen=True)
-class AddPartitionsRequest:
+class AddPartitionsRequest(Payload):
     """Client → coordinator: AddPartitionsToTxn (client versions)."""
 
     txn_id: str
@@ -43,7 +45,7 @@ class AddPartitionsRequest:
 
 
 @dataclass(frozen=True)
-class AddOffsetsRequest:
+class AddOffsetsRequest(Payload):
     """Client → coordinator: AddOffsetsToTxn for ``group``."""
 
     txn_id: str
@@ -53,7 +55,7 @@ class AddOffsetsRequest:
 
 
 @dataclass(frozen=True)
-class EndTxnRequest:
+class EndTxnRequest(Payload):
     """Client → coordinator: EndTxn; ``ctxn`` is the harness's client-transaction number."""
 
     txn_id: str
@@ -64,7 +66,7 @@ class EndTxnRequest:
 
 
 @dataclass(frozen=True)
-class CoordinatorResponse:
+class CoordinatorResponse(Payload):
     """Coordinator → client: the answer to AddPartitions / AddOffsets / EndTxn ``req``;
     ``pid``/``epoch`` are EndTxn's result identity (TV2), else -1."""
 
@@ -75,7 +77,7 @@ class CoordinatorResponse:
 
 
 @dataclass(frozen=True)
-class TxnProduceRequest:
+class TxnProduceRequest(Payload):
     """Client → partition leader: one batch of ``rids`` with sequences from ``base_seq``."""
 
     partition: str
@@ -89,14 +91,14 @@ class TxnProduceRequest:
 
 
 @dataclass(frozen=True)
-class TxnProduceResponse:
+class TxnProduceResponse(Payload):
     req: int
     error: int
     base_offset: int
 
 
 @dataclass(frozen=True)
-class VerifyRequest:
+class VerifyRequest(Payload):
     """Partition leader → coordinator: AddPartitionsToTxn v4 verifyOnly (KIP-890 part 1)."""
 
     txn_id: str
@@ -106,13 +108,13 @@ class VerifyRequest:
 
 
 @dataclass(frozen=True)
-class VerifyResponse:
+class VerifyResponse(Payload):
     msg: int
     error: int
 
 
 @dataclass(frozen=True)
-class MarkerRequest:
+class MarkerRequest(Payload):
     """Coordinator → partition leader: WriteTxnMarkers for one partition."""
 
     txn_id: str
@@ -124,13 +126,13 @@ class MarkerRequest:
 
 
 @dataclass(frozen=True)
-class MarkerResponse:
+class MarkerResponse(Payload):
     msg: int
     error: int
 
 
 @dataclass(frozen=True)
-class TxnOffsetCommitRequest:
+class TxnOffsetCommitRequest(Payload):
     """Producer → group coordinator: offsets committed inside a transaction."""
 
     group: str
@@ -142,7 +144,7 @@ class TxnOffsetCommitRequest:
 
 
 @dataclass(frozen=True)
-class OffsetCommitRequest:
+class OffsetCommitRequest(Payload):
     """Group client → group coordinator: plain offset commit."""
 
     group: str
@@ -150,13 +152,13 @@ class OffsetCommitRequest:
 
 
 @dataclass(frozen=True)
-class OffsetFetchRequest:
+class OffsetFetchRequest(Payload):
     group: str
     require_stable: bool
 
 
 @dataclass(frozen=True)
-class GroupResponse:
+class GroupResponse(Payload):
     """Group coordinator → client: the answer to (Txn)OffsetCommit / OffsetFetch ``req``."""
 
     req: int
@@ -165,7 +167,7 @@ class GroupResponse:
 
 
 @dataclass(frozen=True)
-class TxnFetchRequest:
+class TxnFetchRequest(Payload):
     """Consumer → partition leader: Fetch from ``fetch_offset`` at an isolation level."""
 
     partition: str
@@ -174,30 +176,8 @@ class TxnFetchRequest:
 
 
 @dataclass(frozen=True)
-class TxnFetchResponse:
+class TxnFetchResponse(Payload):
     req: int
     error: int
     records: tuple[Record, ...]
     aborted: tuple[AbortedTxn, ...]
-
-
-TxnPayload = (
-    InitPidRequest
-    | InitPidResponse
-    | AddPartitionsRequest
-    | AddOffsetsRequest
-    | EndTxnRequest
-    | CoordinatorResponse
-    | TxnProduceRequest
-    | TxnProduceResponse
-    | VerifyRequest
-    | VerifyResponse
-    | MarkerRequest
-    | MarkerResponse
-    | TxnOffsetCommitRequest
-    | OffsetCommitRequest
-    | OffsetFetchRequest
-    | GroupResponse
-    | TxnFetchRequest
-    | TxnFetchResponse
-)

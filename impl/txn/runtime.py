@@ -14,9 +14,7 @@ from dataclasses import dataclass, field
 
 from kconform.model.txn_config import TxnConfig
 
-from .clock import Scheduler
-from .network import Network
-from .runtime import EventLog
+from ..runtime import World
 
 
 @dataclass(frozen=True)
@@ -72,20 +70,7 @@ class Metadata:
 
 
 @dataclass
-class TxnWorld:
-    """The shared world of one exactly-once cluster run."""
+class TxnWorld(World[TxnConfig]):
+    """The shared world of one exactly-once cluster run: the shared one and the cluster metadata."""
 
-    config: TxnConfig
-    mutants: frozenset[str]
-    scheduler: Scheduler
-    network: Network
-    events: EventLog
     metadata: Metadata
-
-    @property
-    def now_ms(self) -> int:
-        return self.scheduler.now_ms
-
-    def mutant(self, name: str) -> bool:
-        """Whether mutant ``name`` (impl/mutants.py, slice txn) is switched on."""
-        return name in self.mutants
