@@ -146,7 +146,7 @@ def test_every_txn_mutant_has_a_scenario_and_an_expected_finding() -> None:
     [(s.name, mutant) for s in SCENARIOS.values() if s is not EPOCH_EXHAUSTION for mutant in s.mutants],
 )
 def test_scenario_fails_under_its_mutant(name: str, mutant: str) -> None:
-    cfg = m.config_for(mutant, TxnConfig())
+    cfg = registry.config_for(mutant, TxnConfig())
     run = _run(name, cfg, frozenset({mutant}))
     assert run.failure is not None, f"{name} passes under {mutant}"
     assert (run.failure.verdict, run.failure.name) == EXPECTED[mutant], run.failure
@@ -156,7 +156,7 @@ def test_the_zoo_catches_each_quick_mutant_with_its_own_scenario() -> None:
     """The gate's order: the first failing scenario of each mutant is one that names it (cheap
     scenarios before epoch-exhaustion, so no mutant but epoch-overflow pays for it)."""
     for mutant in sorted(set(EXPECTED) - {m.EPOCH_OVERFLOW}):
-        cfg = m.config_for(mutant, TxnConfig())
+        cfg = registry.config_for(mutant, TxnConfig())
         run = first_failing_scenario(TxnCluster, cfg, frozenset({mutant}))
         assert run is not None and run.failure is not None, mutant
         assert (run.failure.verdict, run.failure.name) == EXPECTED[mutant]
@@ -166,9 +166,9 @@ def test_the_zoo_catches_each_quick_mutant_with_its_own_scenario() -> None:
 def test_late_endtxn_is_the_reference_under_tv0_so_the_self_check_runs_it_under_tv2() -> None:
     run = _run("late-endtxn-next-txn", TxnConfig(), frozenset({m.LATE_ENDTXN_NEXT_TXN}))
     assert run.failure is None
-    assert m.config_for(m.LATE_ENDTXN_NEXT_TXN, TxnConfig()) == TxnConfig(transaction_version=2)
-    assert m.config_for(m.NO_VERIFICATION, TxnConfig()) == TxnConfig()
-    assert m.config_for(m.LATE_ENDTXN_NEXT_TXN, ReplicationConfig()) == ReplicationConfig()
+    assert registry.config_for(m.LATE_ENDTXN_NEXT_TXN, TxnConfig()) == TxnConfig(transaction_version=2)
+    assert registry.config_for(m.NO_VERIFICATION, TxnConfig()) == TxnConfig()
+    assert registry.config_for(m.LATE_ENDTXN_NEXT_TXN, ReplicationConfig()) == ReplicationConfig()
 
 
 def test_the_zoo_is_skipped_for_another_cluster_shape() -> None:
