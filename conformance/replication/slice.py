@@ -8,8 +8,8 @@ from kconform.conformance.replication.lockstep import Judge
 from kconform.conformance.replication.machine import rules, swarm
 from kconform.conformance.replication.scenarios import zoo
 from kconform.conformance.slice import Slice
-from kconform.impl.replication.cluster import ReferenceCluster
 from kconform.impl.mutants import mutants_of
+from kconform.impl.replication.cluster import ReferenceCluster
 from kconform.model import invariants
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import REPLICATION, replication_from_json
