@@ -80,6 +80,10 @@ class Simulation(ABC, Generic[W]):
     def apply_slice(self, op: Operation) -> bool:
         """Run ``op`` if it is one of the slice's own operations; False when it is not."""
 
+    @abstractmethod
+    def snapshot(self) -> dict[int, dict[str, Any]]:
+        """Each broker's observable state by broker id, for replay's side-by-side view."""
+
     def before_operation(self) -> None:
         """Called before every operation runs (default: nothing)."""
 
@@ -249,6 +253,10 @@ class SimulationAdapter(ABC, Generic[S]):
 
     def apply(self, op: Operation) -> list[Event]:
         return self.running.apply(op)
+
+    def snapshot(self) -> dict[int, dict[str, Any]]:
+        """Each broker's observable state, for replay's side-by-side view (optional in adapters)."""
+        return self.running.snapshot()
 
     def close(self) -> None:
         self._sim = None

@@ -31,7 +31,7 @@ from kconform.traces.events import (
     ProduceHandled,
 )
 
-from ..messages import Message
+from ..messages import Handlers, Message, handles
 from ..network import CONTROLLER_NODE
 from . import mutants
 from .disk import Disk
@@ -55,7 +55,7 @@ from .purgatory import DelayedProduce, ProducePurgatory
 from .runtime import Runtime
 
 
-class Broker:
+class Broker(Handlers):
     """Broker ``broker_id``: alive or crashed, with its disk surviving crashes."""
 
     def __init__(self, broker_id: int, rt: Runtime) -> None:
@@ -131,29 +131,20 @@ class Broker:
     def receive(self, msg: Message) -> None:
         """Run the handler for a message delivered to this (alive) broker."""
         assert self.alive
-        payload = msg.payload
-        if isinstance(payload, MetadataUpdate):
-            self._on_metadata(payload)
-        elif isinstance(payload, ProduceRequest):
-            self._on_produce(msg, payload)
-        elif isinstance(payload, FetchRequest):
-            self._on_fetch(msg, payload)
-        elif isinstance(payload, FetchResponse):
-            self.fetcher.on_fetch_response(payload)
-        elif isinstance(payload, EpochQueryRequest):
-            self._on_epoch_query(msg, payload)
-        elif isinstance(payload, EpochQueryResponse):
-            self.fetcher.on_epoch_response(payload)
-        elif isinstance(payload, AlterPartitionResponse):
-            self._on_alter_partition_response(payload)
-        elif isinstance(payload, ConsumerFetchRequest):
-            self._on_consumer_fetch(msg, payload)
-        else:
-            raise AssertionError(f"broker {self.broker_id} cannot handle {type(payload).__name__}")
+        self.dispatch(msg)
+
+    @handles(FetchResponse)
+    def _on_fetch_response(self, msg: Message, resp: FetchResponse) -> None:
+        self.fetcher.on_fetch_response(resp)
+
+    @handles(EpochQueryResponse)
+    def _on_epoch_response(self, msg: Message, resp: EpochQueryResponse) -> None:
+        self.fetcher.on_epoch_response(resp)
 
     # ------------------------------------------------------------------------------- metadata
 
-    def _on_metadata(self, update: MetadataUpdate) -> None:
+    @handles(MetadataUpdate)
+    def _on_metadata(self, msg: Message, update: MetadataUpdate) -> None:
         """MetadataApplied (ReplicaManager.applyDelta / becomeLeaderOrFollower, KIP-631 KRaft).
 
         Ignored unless registered and ``partition_epoch`` is newer; a higher leader epoch makes this
@@ -232,6 +223,7 @@ class Broker:
 
     # -------------------------------------------------------------------------------- produce
 
+    @handles(ProduceRequest)
     def _on_produce(self, msg: Message, req: ProduceRequest) -> None:
         """ProduceHandled (Partition.appendRecordsToLeader, kafka-facts §3.4, §6)."""
         partition = self.partition
@@ -298,6 +290,7 @@ class Broker:
 
     # ------------------------------------------------------------------------ follower fetch
 
+    @handles(FetchRequest)
     def _on_fetch(self, msg: Message, req: FetchRequest) -> None:
         """FetchHandled (Partition.fetchRecords / readRecords; KIP-320, KIP-595, kafka-facts §3.7-3.8).
 
@@ -376,6 +369,7 @@ class Broker:
 
     # ---------------------------------------------------------------- OffsetsForLeaderEpoch
 
+    @handles(EpochQueryRequest)
     def _on_epoch_query(self, msg: Message, req: EpochQueryRequest) -> None:
         """EpochQueryHandled (Partition.lastOffsetForLeaderEpoch; KIP-101, KIP-279, KIP-320).
 
@@ -423,7 +417,8 @@ class Broker:
         if hw_increased:
             self._complete_delayed_produces()
 
-    def _on_alter_partition_response(self, resp: AlterPartitionResponse) -> None:
+    @handles(AlterPartitionResponse)
+    def _on_alter_partition_response(self, msg: Message, resp: AlterPartitionResponse) -> None:
         """AlterPartitionApplied: a leader adopts the ISR if accepted and newer; the proposal is no
         longer in flight either way (an answer to an older, already dropped proposal leaves a newer
         one in flight); the HW may advance (KIP-497)."""
@@ -440,6 +435,7 @@ class Broker:
 
     # ------------------------------------------------------------------------------ consumers
 
+    @handles(ConsumerFetchRequest)
     def _on_consumer_fetch(self, msg: Message, req: ConsumerFetchRequest) -> None:
         """ConsumerFetchHandled: read_uncommitted Fetch up to the HW (KIP-320 check, kafka-facts §4)."""
         error = self.partition.check_current_leader_epoch(req.current_leader_epoch)

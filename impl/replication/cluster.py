@@ -105,6 +105,9 @@ class SimulatedCluster(Simulation[Runtime]):
             return False
         return True
 
+    def snapshot(self) -> dict[int, dict[str, Any]]:
+        return {b.broker_id: _broker_view(b) for b in self.brokers}
+
     def node(self, address: int) -> Node | None:
         if address == CONTROLLER_NODE:
             return self.controller
@@ -175,17 +178,15 @@ class ReferenceCluster(SimulationAdapter[SimulatedCluster]):
         """The running cluster (for white-box tests); reset() must have been called."""
         return self.running
 
-    def snapshot(self) -> dict[int, dict[str, Any]]:
-        """Each broker's observable state, for replay's side-by-side view (optional in adapters)."""
-        out: dict[int, dict[str, Any]] = {}
-        for b in self.cluster.brokers:
-            view = b.partition.view
-            out[b.broker_id] = {
-                "running": b.alive,
-                "leader": view.leader,
-                "leader_epoch": view.leader_epoch,
-                "leo": b.log.leo,
-                "hw": b.log.hw,
-                "isr": list(view.isr),
-            }
-        return out
+
+def _broker_view(b: Broker) -> dict[str, Any]:
+    """One broker's observable state, for replay's side-by-side view."""
+    view = b.partition.view
+    return {
+        "running": b.alive,
+        "leader": view.leader,
+        "leader_epoch": view.leader_epoch,
+        "leo": b.log.leo,
+        "hw": b.log.hw,
+        "isr": list(view.isr),
+    }

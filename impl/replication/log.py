@@ -8,6 +8,8 @@ when ``sync_appends``, else only at checkpoints; truncation and epoch-cache chan
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from kconform.traces.events import Entry
 
 from .disk import Disk
@@ -74,15 +76,16 @@ class LeaderEpochCache:
         self._entries = [(e, s) for e, s in self._entries if s < end_offset]
 
 
+@dataclass(eq=False)
 class ReplicaLog:
-    """The log, HW and epoch cache of one replica, with its durable copy on ``disk``."""
+    """The log, HW and epoch cache of one replica, with its durable copy on ``disk`` (a fresh one
+    is empty: no entries, HW 0, no epochs)."""
 
-    def __init__(self, disk: Disk, sync_appends: bool) -> None:
-        self.disk = disk
-        self.sync_appends = sync_appends
-        self.entries: list[Entry] = []
-        self.hw = 0
-        self.epochs = LeaderEpochCache()
+    disk: Disk
+    sync_appends: bool
+    entries: list[Entry] = field(default_factory=list)
+    hw: int = 0
+    epochs: LeaderEpochCache = field(default_factory=LeaderEpochCache)
 
     @staticmethod
     def recover(disk: Disk, sync_appends: bool) -> ReplicaLog:

@@ -43,7 +43,7 @@ from kconform.traces.events import (
     VerifyHandled,
 )
 
-from ..messages import Message
+from ..messages import Handlers, Message, handles
 from . import mutants as m
 from .coordinator import TxnCoordinator
 from .log import TxnPartitionLog
@@ -94,7 +94,7 @@ class _Verifying:
     guard: int
 
 
-class TxnBroker:
+class TxnBroker(Handlers):
     """Broker ``broker_id``: its partition logs and the coordinators it runs."""
 
     def __init__(self, broker_id: int, world: TxnWorld) -> None:
@@ -137,26 +137,10 @@ class TxnBroker:
     # ----------------------------------------------------------------------------- dispatch
 
     def receive(self, msg: Message) -> None:
-        p = msg.payload
-        if isinstance(p, InitPidRequest):
-            self._on_init_pid(msg, p)
-        elif isinstance(p, AddPartitionsRequest | AddOffsetsRequest | EndTxnRequest | VerifyRequest):
-            self._on_coordinator_request(msg, p)
-        elif isinstance(p, MarkerResponse):
-            self._on_marker_response(p)
-        elif isinstance(p, TxnProduceRequest):
-            self._on_produce(msg, p)
-        elif isinstance(p, VerifyResponse):
-            self._on_verify_response(p)
-        elif isinstance(p, MarkerRequest):
-            self._on_marker(msg, p)
-        elif isinstance(p, TxnFetchRequest):
-            self._on_fetch(msg, p)
-        elif isinstance(p, TxnOffsetCommitRequest | OffsetCommitRequest | OffsetFetchRequest):
-            self._on_group_request(msg, p)
-        else:
-            raise AssertionError(f"broker {self.broker_id} got {type(p).__name__}")
+        """Run the handler for a message delivered to this broker."""
+        self.dispatch(msg)
 
+    @handles(InitPidRequest)
     def _on_init_pid(self, msg: Message, req: InitPidRequest) -> None:
         if not req.txn_id:
             pid = self.world.metadata.allocate_pid()
@@ -186,6 +170,7 @@ class TxnBroker:
         )
         self.world.network.send(self.broker_id, msg.src, InitPidResponse(msg.msg_id, error, -1, -1))
 
+    @handles(AddPartitionsRequest, AddOffsetsRequest, EndTxnRequest, VerifyRequest)
     def _on_coordinator_request(
         self, msg: Message, req: AddPartitionsRequest | AddOffsetsRequest | EndTxnRequest | VerifyRequest
     ) -> None:
@@ -215,7 +200,8 @@ class TxnBroker:
             return
         self.world.network.send(node, msg.src, CoordinatorResponse(msg.msg_id, error, -1, -1))
 
-    def _on_marker_response(self, resp: MarkerResponse) -> None:
+    @handles(MarkerResponse)
+    def _on_marker_response(self, msg: Message, resp: MarkerResponse) -> None:
         for coordinator in self.coordinators.values():
             if coordinator.owns_marker(resp.msg):
                 coordinator.handle_marker_response(resp)
@@ -224,6 +210,7 @@ class TxnBroker:
 
     # ------------------------------------------------------------------------------ produce
 
+    @handles(TxnProduceRequest)
     def _on_produce(self, msg: Message, req: TxnProduceRequest) -> None:
         """Produce of one batch: verification when the partition has no ongoing transaction of the
         producer (ReplicaManager asks the coordinator before it appends, kafka-facts §1.9; so a late
@@ -250,7 +237,8 @@ class TxnBroker:
         result = log.append_client(req.pid, req.epoch, req.base_seq, req.rids, req.transactional, None)
         self._produce_answer(msg.src, msg.msg_id, req, result.outcome, result.error, result.base_offset, -1)
 
-    def _on_verify_response(self, resp: VerifyResponse) -> None:
+    @handles(VerifyResponse)
+    def _on_verify_response(self, msg: Message, resp: VerifyResponse) -> None:
         waiting = self._verifying.pop(resp.msg, None)
         if waiting is None:
             return
@@ -294,6 +282,7 @@ class TxnBroker:
 
     # ------------------------------------------------------------------------------ markers
 
+    @handles(MarkerRequest)
     def _on_marker(self, msg: Message, req: MarkerRequest) -> None:
         log = self.logs.get(req.partition)
         if log is None:
@@ -317,6 +306,7 @@ class TxnBroker:
 
     # ------------------------------------------------------------------------------- fetch
 
+    @handles(TxnFetchRequest)
     def _on_fetch(self, msg: Message, req: TxnFetchRequest) -> None:
         log = self.logs.get(req.partition)
         if log is None:
@@ -358,6 +348,7 @@ class TxnBroker:
 
     # ------------------------------------------------------------------------ group offsets
 
+    @handles(TxnOffsetCommitRequest, OffsetCommitRequest, OffsetFetchRequest)
     def _on_group_request(
         self, msg: Message, req: TxnOffsetCommitRequest | OffsetCommitRequest | OffsetFetchRequest
     ) -> None:

@@ -147,6 +147,9 @@ class TxnSimulation(Simulation[TxnWorld]):
 
     # -------------------------------------------------------------------------- the world
 
+    def snapshot(self) -> dict[int, dict[str, Any]]:
+        return {b.broker_id: _broker_view(b) for b in self.brokers}
+
     def node(self, address: int) -> Node | None:
         if address >= 0:
             return self.brokers[address]
@@ -201,17 +204,12 @@ class TxnCluster(SimulationAdapter[TxnSimulation]):
         """The running cluster (for white-box tests); reset() must have been called."""
         return self.running
 
-    def snapshot(self) -> dict[int, dict[str, Any]]:
-        """Each broker's observable state: per partition LEO / HW / LSO, per coordinator its ids' states."""
-        out: dict[int, dict[str, Any]] = {}
-        for b in self.sim.brokers:
-            out[b.broker_id] = {
-                "partitions": {
-                    p: {"leo": log.leo, "hw": log.hw, "lso": log.lso()} for p, log in sorted(b.logs.items())
-                },
-                "coordinators": {
-                    sp: {t: meta.state for t, meta in sorted(c.txns.items())}
-                    for sp, c in sorted(b.coordinators.items())
-                },
-            }
-        return out
+
+def _broker_view(b: TxnBroker) -> dict[str, Any]:
+    """One broker's observable state: per partition LEO / HW / LSO, per coordinator its ids' states."""
+    return {
+        "partitions": {p: {"leo": log.leo, "hw": log.hw, "lso": log.lso()} for p, log in sorted(b.logs.items())},
+        "coordinators": {
+            sp: {t: meta.state for t, meta in sorted(c.txns.items())} for sp, c in sorted(b.coordinators.items())
+        },
+    }
