@@ -1,7 +1,7 @@
 """``kconform generate OUT --events N``: a Parquet trace corpus from the reference cluster.
 
 Seeded random workloads and faults (kconform.traces.generate) of the replication slice or, with
-``--slice txn [--transaction-version 0|2]``, the exactly-once slice (kconform.traces.txn_workload);
+``--slice txn [--transaction-version 0|2]``, the exactly-once slice (kconform.traces.txn.workload);
 ``--workers`` processes, a progress bar, ``--plant MUTANT[:N]`` to switch a mutant of that slice on
 in N traces (the manifest says which, and the configuration each trace ran with); prints the rate.
 Exit 0 when written, 2 on bad arguments.

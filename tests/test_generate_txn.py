@@ -20,7 +20,7 @@ from kconform.traces.corpus import EVENTS_DIR, Manifest, bucket_path, read_manif
 from kconform.traces.generate import DEFAULT_TRACE_EVENTS, Plan, generate, trace_seed
 from kconform.traces.mine.engine import run_duckdb
 from kconform.traces.oracle import run_oracle
-from kconform.traces.txn_workload import MAX_INSTANCES, PLANTABLE, UNPLANTABLE, TxnWorkload
+from kconform.traces.txn.workload import MAX_INSTANCES, PLANTABLE, UNPLANTABLE, TxnWorkload
 
 SMALL = os.environ.get("KCONFORM_BUDGET") == "small"
 PLAN = Plan(events=2_400, seed=5, trace_events=800, config=TxnConfig())

@@ -21,14 +21,8 @@ from kconform.traces.counterexample import (
     read_counterexample,
     write_counterexample,
 )
-from kconform.traces.report import (
-    diverging_offsets,
-    render_html,
-    report_path,
-    timeline,
-    timeline_svg,
-    write_report,
-)
+from kconform.traces.replication.report import diverging_offsets, timeline, timeline_svg
+from kconform.traces.report import render_html, report_path, write_report
 from tests.headless import assert_renders_non_blank
 from tests.test_ladder import BOUNDS, DIVERGENCE
 

@@ -21,7 +21,7 @@ from kconform.model.txn_config import TxnConfig
 from kconform.traces.counterexample import read_counterexample
 from kconform.traces.replay import make_adapter, replay
 from kconform.traces.report import report_path
-from kconform.traces.txn_picture import txn_state_svg
+from kconform.traces.txn.picture import txn_state_svg
 from tests.headless import assert_renders_non_blank
 
 SVG = "{http://www.w3.org/2000/svg}"

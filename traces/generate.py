@@ -1,8 +1,8 @@
 """Corpus generation: a reference cluster under seeded random workloads and faults, in parallel.
 
-The plan's configuration picks the slice: the replication cluster (impl.replication.cluster, ``Workload`` here)
-or the exactly-once cluster (impl.txn.cluster, ``traces.txn_workload.TxnWorkload``); both workloads
-are ``SwarmWorkload``s.
+The plan's configuration picks the slice and, through its trace tools (traces.tools), its random
+workload: traces.replication.workload.Workload for the replication cluster, traces.txn.workload's
+TxnWorkload for the exactly-once one; both are traces.workload.SwarmWorkloads.
 
 Guarantees:
 
@@ -28,11 +28,10 @@ import multiprocessing
 import random
 import shutil
 import time
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from kconform.conformance.registry import for_config
 from kconform.impl.mutants import check_mutants, config_for
@@ -51,9 +50,6 @@ from kconform.traces.corpus import (
 )
 from kconform.traces.tools import TraceWorkload, tools_for
 
-FAMILIES = ("consume", "scheduling", "message-faults", "lag", "crash", "isolate", "leadership")
-"""Fault / operation families switched on or off per trace (swarm testing, as conformance.machine)."""
-
 DEFAULT_TRACE_EVENTS = 5_000
 """Events per trace (a trace stops at the first step that reaches it)."""
 
@@ -62,8 +58,6 @@ BUCKET_EVENTS = 1_000_000
 
 MAX_STEPS_PER_EVENT = 10
 """A trace gives up after ``MAX_STEPS_PER_EVENT * trace_events`` steps, whatever it produced."""
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -135,94 +129,6 @@ def trace_seed(seed: int, trace: int) -> int:
     """The seed of trace ``trace`` in a corpus seeded ``seed`` (stable across Python versions)."""
     digest = hashlib.blake2b(f"{seed}:{trace}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") >> 2
-
-
-class SwarmWorkload(ABC, Generic[T]):
-    """A seeded random source of operations for one trace, of either slice: per trace a random half
-    of the slice's operation families is switched on (swarm testing, Groce et al. 2012), then every
-    step is one weighted choice among the rules enabled. What a rule gives (``T``) is the subclass's
-    business: one operation, or a few that are one client action."""
-
-    def __init__(self, rng: random.Random, families: tuple[str, ...]) -> None:
-        self.rng = rng
-        self.families = frozenset(f for f in families if rng.random() < 0.5)
-
-    def choose(self, choices: list[tuple[float, Callable[[], T]]]) -> T:
-        """Run one of ``choices`` (weight, rule), picked with probability proportional to its weight."""
-        total = sum(w for w, _ in choices)
-        pick = self.rng.random() * total
-        for weight, make in choices:
-            pick -= weight
-            if pick < 0:
-                return make()
-        return choices[-1][1]()
-
-    @abstractmethod
-    def next(self) -> ops.Operation:
-        """The trace's next operation."""
-
-
-class Workload(SwarmWorkload[ops.Operation]):
-    """Seeded random operations for one replication trace: what the gate's state machine does,
-    without Hypothesis (no shrinking, no database; a plain weighted choice per step)."""
-
-    def __init__(self, rng: random.Random, config: ReplicationConfig) -> None:
-        super().__init__(rng, FAMILIES)
-        self.replicas = config.replicas
-        self.next_rid = 0
-        self.crashed: set[int] = set()
-        self.isolated = False
-
-    def next(self) -> ops.Operation:
-        rng = self.rng
-        choices: list[tuple[float, Callable[[], ops.Operation]]] = [
-            (8.0, self._produce),
-            (4.0, lambda: ops.Run(ms=rng.choice((300, 1_000, 3_000)))),
-            (3.0, lambda: ops.Advance(ms=rng.choice((100, 500, 1_000)))),
-            (2.0, lambda: ops.DeliverTo(node=rng.randrange(-1, self.replicas))),
-        ]
-        f = self.families
-        if "consume" in f:
-            choices.append((2.0, lambda: ops.Consume(offset=max(0, self.next_rid - rng.randrange(0, 12)))))
-        if "scheduling" in f:
-            choices.append((1.0, lambda: ops.Settle(max_messages=rng.choice((5, 50)))))
-            choices.append((1.0, lambda: ops.Deliver(index=rng.randrange(0, 17))))
-        if "message-faults" in f:
-            choices.append((1.0, lambda: ops.Drop(index=rng.randrange(0, 17))))
-            choices.append((1.0, lambda: ops.Duplicate(index=rng.randrange(0, 17))))
-        if "lag" in f:
-            choices.append((1.0, lambda: ops.Advance(ms=rng.choice((5_000, 10_000, 31_000)))))
-        if "crash" in f:
-            choices.append((0.5, self._crash))
-            if self.crashed:
-                choices.append((1.5, self._restart))
-        if "isolate" in f:
-            choices.append((1.0, self._heal) if self.isolated else (0.5, self._isolate))
-        if "leadership" in f:
-            choices.append((1.0, lambda: ops.MoveLeader(broker=rng.randrange(0, self.replicas))))
-        return self.choose(choices)
-
-    def _produce(self) -> ops.Operation:
-        self.next_rid += 1
-        return ops.Produce(rid=self.next_rid, acks=self.rng.choice((-1, -1, -1, 1, 0)))
-
-    def _crash(self) -> ops.Operation:
-        broker = self.rng.randrange(0, self.replicas)
-        self.crashed.add(broker)
-        return ops.Crash(broker=broker)
-
-    def _restart(self) -> ops.Operation:
-        broker = self.rng.choice(sorted(self.crashed))
-        self.crashed.discard(broker)
-        return ops.Restart(broker=broker)
-
-    def _isolate(self) -> ops.Operation:
-        self.isolated = True
-        return ops.Isolate(broker=self.rng.randrange(0, self.replicas))
-
-    def _heal(self) -> ops.Operation:
-        self.isolated = False
-        return ops.Heal()
 
 
 def make_workload(rng: random.Random, config: AnyConfig) -> TraceWorkload:

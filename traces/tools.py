@@ -58,8 +58,8 @@ class SliceTools:
 
 
 BUILTIN_TOOLS: dict[str, str] = {
-    "replication": "kconform.traces.replication_tools",
-    "txn": "kconform.traces.txn_tools",
+    "replication": "kconform.traces.replication.tools",
+    "txn": "kconform.traces.txn.tools",
 }
 """Slice name -> the module defining its ``TOOLS``. Adding a slice's tools is one line here."""
 

@@ -1,34 +1,35 @@
-"""A counterexample as pictures: the per-replica log timeline, in a self-contained HTML report.
+"""A replication counterexample as pictures: the per-replica log timeline, in a self-contained HTML report.
 
 ``timeline`` re-judges a file model-only (the recorded events, as ``kconform replay --model-only``)
 and keeps the model's view of every replica after every step. ``timeline_svg`` draws it by hand
 (no dependency): for each shown step a block of one lane per replica, each log entry a box
 ``offset:epoch:rid`` coloured by the epoch that wrote it, the HW and LEO marked on the lane, the
 leader starred, the failing step highlighted and offsets where two running replicas disagree below
-both HWs outlined in red. ``render_html`` wraps it with the header, the program and a step table;
-``write_report`` writes it next to the counterexample.
+both HWs outlined in red. ``render_replication_html`` wraps it with the header, the program and a
+step table (traces.pages); traces.report picks this page for a replication counterexample (the
+slice's trace tools, traces.replication.tools) and writes it.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from html import escape
-from pathlib import Path
 
 from kconform.conformance.judge import Finding
-from kconform.conformance.runner import LockstepRun
 from kconform.model.config import ReplicationConfig
 from kconform.model.state import State
-from kconform.traces.atomicfile import atomic_text_writer
-from kconform.traces.counterexample import Counterexample, format_program
+from kconform.traces.counterexample import Counterexample
 from kconform.traces.events import Entry
-from kconform.traces.operations import Boot, ModelAction, Operation
-from kconform.traces.replay import RecordedEvents
-from kconform.traces.tools import tools_for
-
-START_UP = -1
-"""The step index of the start-up frame (files whose steps do not begin with ``boot``)."""
+from kconform.traces.operations import ModelAction, Operation
+from kconform.traces.pages import (
+    START_UP,
+    config_text,
+    not_judged_row,
+    page_title,
+    program_and_steps,
+    rejudge,
+    step_row,
+)
 
 
 @dataclass(frozen=True)
@@ -106,16 +107,10 @@ def timeline(cx: Counterexample) -> list[Frame]:
     """Re-judge ``cx`` model-only and capture the model state after every step, up to and including
     the first failing one (the judge stops there). A file without a ``boot`` step gets a start-up
     frame (step -1) first."""
-    run = LockstepRun(RecordedEvents(cx), cx.config, cx.seed, frozenset(cx.mutants), checked=cx.checked)
     frames: list[Frame] = []
-    if not cx.steps or not isinstance(cx.steps[0].op, Boot):
-        record = run.boot()
-        frames.append(_frame(START_UP, "start-up", len(record.events), record.findings, run.judge.state, run.failed))
-    for i, step in enumerate(cx.steps):
-        if run.failed:
-            break
-        record = run.boot() if isinstance(step.op, Boot) else run.apply(step.op)
-        frames.append(_frame(i, _op_text(step.op), len(record.events), record.findings, run.judge.state, run.failed))
+    for i, op, record, run in rejudge(cx):
+        text = "start-up" if op is None else _op_text(op)
+        frames.append(_frame(i, text, len(record.events), record.findings, run.judge.state, run.failed))
     return frames
 
 
@@ -311,35 +306,22 @@ tr.failing { background: #ffe0e0; }
 """
 
 
-def render_html(cx: Counterexample) -> str:
-    """A self-contained HTML page (inline CSS and SVG) for ``cx``, drawn by its slice's
-    ``report_html`` (traces.tools)."""
-    return tools_for(cx.config).report_html(cx)
-
-
 def render_replication_html(cx: Counterexample) -> str:
     """The replication slice's report of ``cx``: verdict, header, the failing step's message, the
     program, the per-replica log timeline and a table of the steps."""
     assert isinstance(cx.config, ReplicationConfig)
     frames = timeline(cx)
     v = cx.verdict
-    kind, name = str(v["kind"]), str(v["name"])
-    where = "" if kind == "pass" else f" at step {v['step']}"
-    title = f"{kind} {name}{where}".strip()
+    kind, title = page_title(cx)
     kind_cls = "pass" if kind == "pass" else "kind"
     mutants = ", ".join(cx.mutants) or "none"
-    config = ", ".join(f"{k}={val}" for k, val in cx.config.to_json().items())
-    rows = []
-    for f in frames:
-        findings = "<br>".join(escape(f"{x.verdict} {x.name}: {x.message}") for x in f.findings)
-        cls = " class='failing'" if f.failing else ""
-        step = "start-up" if f.step == START_UP else str(f.step)
-        rows.append(
-            f"<tr{cls}><td>{step}</td><td class='op'>{escape(f.op)}</td><td>{f.events}</td><td>{findings}</td></tr>"
-        )
+    rows = [
+        step_row("start-up" if f.step == START_UP else str(f.step), f.op, f.events, f.findings, f.failing)
+        for f in frames
+    ]
     judged = frames[-1].step + 1 if frames else 0
     if judged < len(cx.steps):
-        rows.append(f"<tr><td colspan='4'>{len(cx.steps) - judged} step(s) after the failure, not judged</td></tr>")
+        rows.append(not_judged_row(len(cx.steps) - judged))
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -349,7 +331,7 @@ def render_replication_html(cx: Counterexample) -> str:
             f"<h1>kconform counterexample: <span class='{kind_cls}'>{escape(title)}</span></h1>",
             "<dl>",
             f"<dt>implementation</dt><dd>{escape(cx.implementation)}</dd>",
-            f"<dt>config</dt><dd>{escape(config)}</dd>",
+            f"<dt>config</dt><dd>{escape(config_text(cx))}</dd>",
             f"<dt>seed</dt><dd>{cx.seed}</dd>",
             f"<dt>mutants</dt><dd>{escape(mutants)}</dd>",
             f"<dt>steps</dt><dd>{len(cx.steps)}</dd>",
@@ -357,26 +339,6 @@ def render_replication_html(cx: Counterexample) -> str:
             f"<h2>Verdict</h2><div class='message'>{escape(str(v['message']))}</div>",
             "<h2>Replica logs, step by step</h2>",
             f"<div class='svg'>{timeline_svg(frames, cx.config)}</div>",
-            "<h2>Program</h2>",
-            f"<pre>{escape(format_program(cx))}</pre>",
-            "<h2>Steps</h2>",
-            "<table><tr><th>step</th><th>operation</th><th>events</th><th>findings</th></tr>",
-            *rows,
-            "</table>",
-            "</body></html>",
-            "",
+            *program_and_steps(cx, rows),
         ]
     )
-
-
-def report_path(counterexample_path: str | os.PathLike[str]) -> Path:
-    """Where the report of a counterexample file goes: same directory and stem, ``.html``."""
-    return Path(counterexample_path).with_suffix(".html")
-
-
-def write_report(cx: Counterexample, path: str | os.PathLike[str]) -> None:
-    """Write the HTML report of ``cx`` to ``path`` atomically (see report_path for the usual
-    name next to the counterexample file). The parent directory must exist."""
-    page = render_html(cx)
-    with atomic_text_writer(path) as f:
-        f.write(page)

@@ -1,4 +1,6 @@
-"""The HTML report of an exactly-once counterexample: verdict, program and the steps as judged."""
+"""The HTML report of an exactly-once counterexample: verdict, the coordinator transitions the run
+took (traces.txn.picture), program and the steps as judged (traces.pages); traces.report picks this
+page for an exactly-once counterexample (the slice's trace tools, traces.txn.tools) and writes it."""
 
 from __future__ import annotations
 
@@ -6,41 +8,34 @@ from html import escape
 
 from kconform.conformance.runner import LockstepRun
 from kconform.model.txn_config import TxnConfig
-from kconform.traces.counterexample import Counterexample, format_program
-from kconform.traces.operations import Boot
-from kconform.traces.txn_picture import txn_state_svg
+from kconform.traces.counterexample import Counterexample
+from kconform.traces.pages import config_text, not_judged_row, page_title, program_and_steps, rejudge, step_row
+from kconform.traces.txn.picture import txn_state_svg
 
 
 def _rows(cx: Counterexample) -> tuple[list[str], dict[str, int]]:
     """One table row per step, re-judged model-only up to the first failing step, and the
     coverage keys of what the judge accepted (for the state-machine picture)."""
-    from kconform.traces.replay import RecordedEvents
-
-    run = LockstepRun(RecordedEvents(cx), cx.config, cx.seed, frozenset(cx.mutants), checked=cx.checked)
-    if not cx.steps or not isinstance(cx.steps[0].op, Boot):
-        run.boot()
     rows = []
-    for i, step in enumerate(cx.steps):
-        if run.failed:
-            rows.append(f"<tr><td colspan='4'>{len(cx.steps) - i} step(s) after the failure, not judged</td></tr>")
-            break
-        record = run.boot() if isinstance(step.op, Boot) else run.apply(step.op)
-        findings = "<br>".join(escape(f"{x.verdict} {x.name}: {x.message}") for x in record.findings)
-        cls = " class='failing'" if run.failed else ""
-        rows.append(
-            f"<tr{cls}><td>{i}</td><td class='op'>{escape(str(step.op))}</td>"
-            f"<td>{len(record.events)}</td><td>{findings}</td></tr>"
-        )
-    return rows, dict(run.judge.covered)
+    last: LockstepRun | None = None
+    judged = 0
+    for i, op, record, run in rejudge(cx):
+        last = run
+        if op is None:
+            continue
+        judged = i + 1
+        rows.append(step_row(str(i), str(op), len(record.events), record.findings, run.failed))
+    if judged < len(cx.steps):
+        rows.append(not_judged_row(len(cx.steps) - judged))
+    assert last is not None  # rejudge yields the start-up or the first step at least
+    return rows, dict(last.judge.covered)
 
 
 def render_txn_html(cx: Counterexample) -> str:
     """A self-contained HTML page for an exactly-once counterexample."""
     v = cx.verdict
-    kind, name = str(v["kind"]), str(v["name"])
-    where = "" if kind == "pass" else f" at step {v['step']}"
-    title = f"{kind} {name}{where}".strip()
-    config = ", ".join(f"{k}={val}" for k, val in cx.config.to_json().items())
+    _, title = page_title(cx)
+    config = config_text(cx)
     rows, covered = _rows(cx)
     tv = cx.config.transaction_version if isinstance(cx.config, TxnConfig) else 0
     return "\n".join(
@@ -57,13 +52,6 @@ def render_txn_html(cx: Counterexample) -> str:
             f"<h2>Verdict</h2><pre>{escape(str(v['message']))}</pre>",
             "<h2>Coordinator transitions this run took</h2>",
             f"<div class='svg'>{txn_state_svg(covered, tv)}</div>",
-            "<h2>Program</h2>",
-            f"<pre>{escape(format_program(cx))}</pre>",
-            "<h2>Steps</h2>",
-            "<table><tr><th>step</th><th>operation</th><th>events</th><th>findings</th></tr>",
-            *rows,
-            "</table>",
-            "</body></html>",
-            "",
+            *program_and_steps(cx, rows),
         ]
     )

@@ -9,9 +9,9 @@ from kconform.model.configs import TXN
 from kconform.model.txn_config import TxnConfig
 from kconform.traces.atomicfile import atomic_write_bytes
 from kconform.traces.tools import CoverageArtifact, SliceTools
-from kconform.traces.txn_picture import txn_state_svg
-from kconform.traces.txn_report import render_txn_html
-from kconform.traces.txn_workload import TxnWorkload
+from kconform.traces.txn.picture import txn_state_svg
+from kconform.traces.txn.report import render_txn_html
+from kconform.traces.txn.workload import TxnWorkload
 
 
 def write_state_picture(out: Path, covered: dict[str, int], cfg: TxnConfig, summary: str) -> Path:
@@ -33,7 +33,7 @@ TOOLS = SliceTools(
     name=TXN,
     report_html=render_txn_html,
     make_workload=TxnWorkload,
-    workload_module="kconform.traces.txn_workload",
+    workload_module="kconform.traces.txn_workload",  # as manifests recorded it; seeded corpora stay byte-identical
     coverage_artifacts=(
         CoverageArtifact("coordinator state machine with the transitions exercised", write_state_picture),
     ),

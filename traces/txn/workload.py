@@ -23,7 +23,7 @@ from kconform.conformance.machine import RUN_MS, STEP_MS
 from kconform.conformance.txn.machine import CONSUMERS, FAMILIES, IDEMPOTENT_CLIENT, OVERTAKE, QUIESCE_MS, TIMEOUT_MS
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import operations as ops
-from kconform.traces.generate import SwarmWorkload
+from kconform.traces.workload import SwarmWorkload
 
 MAX_INSTANCES = IDEMPOTENT_CLIENT
 """Transactional producer instances 0..14 (every client number but the idempotent producer's): a

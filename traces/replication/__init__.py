@@ -1,0 +1,2 @@
+"""The replication slice's trace tools (``tools.py``, registered in traces.tools): its corpus
+workload and its counterexample report page."""
