@@ -52,11 +52,12 @@ def test_every_kind_outside_the_roles_table_is_a_broker_kind() -> None:
 
 
 def test_the_suite_bounds_match_the_reference_cluster() -> None:
-    from kconform.impl import cluster, txn_cluster
+    from kconform.impl import simulation
+    from kconform.impl.txn import cluster as txn_cluster
 
     assert limits.MAX_CLIENTS == txn_cluster.MAX_CLIENTS
     assert limits.MAX_BATCH_RECORDS == txn_cluster.MAX_BATCH_RECORDS
-    assert limits.MAX_SETTLE_MESSAGES == cluster.MAX_SETTLE_DELIVERIES
+    assert limits.MAX_SETTLE_MESSAGES == simulation.MAX_SETTLE_DELIVERIES
 
 
 def test_the_checked_in_schema_states_the_limits() -> None:

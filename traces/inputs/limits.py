@@ -170,19 +170,19 @@ NODE_ROLES: dict[str, str] = {
     "consumer_polled": CONSUMER,
 }
 """Who runs each kind's handler: the controller / the simulated world (``node`` = -1), a consumer
-client (``node`` = -40 - consumer, impl/txn_clients.consumer_node), or (every kind not listed) a
+client (``node`` = -40 - consumer, impl/txn/clients.consumer_node), or (every kind not listed) a
 broker of the configuration."""
 
 MAX_CLIENTS = 16
-"""Producer clients and consumers of the exactly-once cluster (impl/txn_cluster.MAX_CLIENTS)."""
+"""Producer clients and consumers of the exactly-once cluster (impl/txn/cluster.MAX_CLIENTS)."""
 MAX_BATCH_RECORDS = 100
-"""Records of one ``send`` (impl/txn_cluster.MAX_BATCH_RECORDS)."""
+"""Records of one ``send`` (impl/txn/cluster.MAX_BATCH_RECORDS)."""
 MAX_TIME_STEP_MS = 86_400_000
 """The longest ``advance`` (one simulated day: its timers fire one by one)."""
 MAX_RUN_MS = 3_600_000
 """The longest ``run`` / ``quiesce`` (one simulated hour, delivered in 100 ms slices)."""
 MAX_SETTLE_MESSAGES = 100_000
-"""The most deliveries of one ``settle`` (impl/cluster.MAX_SETTLE_DELIVERIES)."""
+"""The most deliveries of one ``settle`` (impl/simulation.MAX_SETTLE_DELIVERIES)."""
 MAX_STEPS = 1_000_000
 """Steps of one trace file (the longest counterexample, epoch-overflow, has 65,537)."""
 MAX_NAME_CHARS = 256
