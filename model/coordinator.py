@@ -364,11 +364,16 @@ def _tv2_prepare(
 
 def complete(meta: TxnMetadata, cfg: TxnConfig, now_ms: int) -> TxnMetadata:
     """All markers acknowledged: write CompleteCommit/CompleteAbort (partitions cleared); a TV2
-    overflow switches to (next pid, epoch 0) with the old pid as previous."""
+    overflow switches to (next pid, epoch 0) with the old pid as previous.
+
+    lastProducerEpoch is kept (TransactionMetadata.prepareComplete, Kafka trunk since KIP-890 part
+    2 was finished; TransactionMetadataTest.testEpochBumpOnEndTxnOverflow): after an overflow it
+    stays 32766, the last epoch the client saw, so that the client's InitProducerId retry with
+    (old pid, 32766) is recognised as a retry and answered (next pid, 0), not PRODUCER_FENCED."""
     target = G.COMPLETE_COMMIT if meta.state == G.PREPARE_COMMIT else G.COMPLETE_ABORT
     changes: dict[str, object] = {"partitions": frozenset(), "pending": frozenset(), "last_update_ms": now_ms}
     if meta.next_pid != NO_PID:
-        changes.update(pid=meta.next_pid, epoch=0, previous_pid=meta.pid, next_pid=NO_PID, last_epoch=NO_EPOCH)
+        changes.update(pid=meta.next_pid, epoch=0, previous_pid=meta.pid, next_pid=NO_PID)
     return _to(meta, cfg, target, **changes)
 
 

@@ -28,7 +28,6 @@ from kconform.model.errors import (
     OFFSET_OUT_OF_RANGE,
     PRODUCER_FENCED,
     TRANSACTION_ABORTABLE,
-    UNSTABLE_OFFSET_COMMIT,
 )
 from kconform.model.frozen_map import FrozenMap
 from kconform.model.not_enabled import NotEnabled
@@ -393,12 +392,14 @@ def poll(answer: FetchAnswer, fetch_offset: int, read_committed: bool) -> Polled
 
 @dataclass(frozen=True)
 class OffsetsResult:
-    """An offsets request's answer: error, the base offset of the written batch (-1 if none), and
-    for OffsetFetch the offsets returned."""
+    """An offsets request's answer: the request's error, the base offset of the written batch (-1
+    if none), for OffsetFetch the committed offsets returned and the partitions answered
+    UNSTABLE_OFFSET_COMMIT (KIP-447, per partition)."""
 
     error: int
     base_offset: int = -1
     offsets: tuple[TopicOffset, ...] = ()
+    unstable: tuple[str, ...] = ()
 
 
 def _offset_records(p: Partition, pid: int, epoch: int, n: int, transactional: bool) -> tuple[Record, ...]:
@@ -447,19 +448,34 @@ def offset_commit(
     return new, OffsetsResult(NONE, base)
 
 
-def has_pending_offsets(p: Partition, group: str) -> bool:
-    return any(po.group == group for pending in p.pending_offsets.values() for po in pending)
+def has_pending_offsets(p: Partition, group: str, partition: str | None = None) -> bool:
+    """Whether a transactional offset of ``group`` (of ``partition`` when given) waits for its
+    transaction's marker (OffsetMetadataManager.hasPendingTransactionalOffsets)."""
+    return any(
+        po.group == group and (partition is None or po.partition == partition)
+        for pending in p.pending_offsets.values()
+        for po in pending
+    )
 
 
 def offset_fetch(p: Partition, node: int, group: str, require_stable: bool) -> OffsetsResult:
-    """OffsetFetch: the group's committed offsets by partition; with require_stable and a pending
-    transactional offset of the group → UNSTABLE_OFFSET_COMMIT and no offsets (KIP-447)."""
+    """OffsetFetch of all the group's partitions (OffsetMetadataManager.fetchAllOffsets, the old
+    GroupMetadataManager.getOffsets): one answer per partition with a committed offset; with
+    require_stable a partition with a pending transactional offset is answered
+    UNSTABLE_OFFSET_COMMIT (no offset) while the others still get their committed offsets
+    (KIP-447). A partition with only a pending offset has no committed one and is not listed."""
     if node != p.leader:
         return OffsetsResult(NOT_COORDINATOR)
-    if require_stable and has_pending_offsets(p, group):
-        return OffsetsResult(UNSTABLE_OFFSET_COMMIT)
-    offsets = tuple(TopicOffset(tp, c.offset) for (g, tp), c in p.committed.items() if g == group)
-    return OffsetsResult(NONE, -1, offsets)
+    offsets: list[TopicOffset] = []
+    unstable: list[str] = []
+    for (g, tp), c in sorted(p.committed.items()):
+        if g != group:
+            continue
+        if require_stable and has_pending_offsets(p, group, tp):
+            unstable.append(tp)
+        else:
+            offsets.append(TopicOffset(tp, c.offset))
+    return OffsetsResult(NONE, -1, tuple(offsets), tuple(unstable))
 
 
 def committed_source(p: Partition, group: str, partition: str) -> int:

@@ -9,7 +9,14 @@ from typing import ClassVar
 
 import pytest
 
-from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, Event
+from kconform.traces.events import (
+    EVENT_TYPES,
+    SCHEMA_VERSION,
+    Event,
+    EventDecodeError,
+    OffsetFetchHandled,
+    event_from_json,
+)
 from kconform.traces.schema import (
     SCHEMA_FILE,
     SchemaError,
@@ -33,7 +40,8 @@ def test_schema_describes_every_kind_with_exactly_its_fields() -> None:
     for kind, cls in EVENT_TYPES.items():
         entry = schema["$defs"][kind]
         fields = [f.name for f in dataclasses.fields(cls)]
-        assert entry["required"] == ["kind", *fields]
+        required = [f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING]
+        assert entry["required"] == ["kind", *required]  # a field added later has a default
         assert set(entry["properties"]) == {"kind", *fields}
         assert entry["properties"]["kind"] == {"const": kind}
         assert entry["description"], f"{kind} has no docstring to document it"
@@ -78,3 +86,22 @@ def test_schema_text_is_valid_sorted_json() -> None:
     text = schema_text()
     assert json.loads(text) == json_schema()
     assert text == json.dumps(json.loads(text), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def test_a_field_added_later_may_be_absent_from_older_files() -> None:
+    """OffsetFetchHandled.unstable (KIP-447 per partition) came after schema version 2 files were
+    written: a line without it decodes with the default; any other missing field is still refused."""
+    line = {
+        "kind": "offset_fetch_handled",
+        "node": 0,
+        "req": 1,
+        "group": "g",
+        "require_stable": True,
+        "error": 0,
+        "offsets": [["t-0", 3]],
+    }
+    decoded = event_from_json(line)
+    assert isinstance(decoded, OffsetFetchHandled) and decoded.unstable == ()
+    del line["offsets"]
+    with pytest.raises(EventDecodeError, match="missing field 'offsets'"):
+        event_from_json(line)

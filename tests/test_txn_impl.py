@@ -182,17 +182,19 @@ def test_tv2_end_txn_bumps_the_epoch_and_the_producer_follows() -> None:
 
 
 def test_group_offsets_become_visible_only_at_the_commit_marker() -> None:
-    steps = [*INIT, ops.BeginTxn(0), ops.SendOffsets(0, "my-group", "t-0", 7), ops.Settle(100)]
+    steps = [ops.CommitOffsets("my-group", "t-1", 3), ops.CommitOffsets("my-group", "t-0", 2), ops.Settle(10)]
+    steps += [*INIT, ops.BeginTxn(0), ops.SendOffsets(0, "my-group", "t-0", 7), ops.Settle(100)]
     steps += [ops.FetchOffsets("my-group", False), ops.FetchOffsets("my-group", True), ops.Settle(10)]
     steps += [ops.CommitTxn(0), ops.Settle(100), ops.FetchOffsets("my-group", True), ops.Settle(10)]
     _, events = run(steps)
     assert of(events, ev.AddOffsetsHandled)[0].error == ev.NONE
     assert of(events, ev.TxnOffsetCommitHandled)[0].error == ev.NONE
-    fetched = [(e.error, e.offsets) for e in of(events, ev.OffsetFetchHandled)]
+    fetched = [(e.error, e.offsets, e.unstable) for e in of(events, ev.OffsetFetchHandled)]
+    t0, t1 = ev.TopicOffset("t-0", 2), ev.TopicOffset("t-1", 3)
     assert fetched == [
-        (ev.NONE, ()),
-        (ev.UNSTABLE_OFFSET_COMMIT, ()),
-        (ev.NONE, (ev.TopicOffset("t-0", 7),)),
+        (ev.NONE, (t0, t1), ()),
+        (ev.NONE, (t1,), ("t-0",)),  # KIP-447 per partition: t-1 is stable and still answered
+        (ev.NONE, (ev.TopicOffset("t-0", 7), t1), ()),
     ]
 
 

@@ -266,6 +266,24 @@ def test_end_txn_tv2_overflow_rotates_at_complete_and_retry_is_recognised() -> N
     assert (retry.error, retry.pid, retry.epoch) == (NONE, FRESH, 0)
 
 
+def test_tv2_overflow_keeps_last_epoch_32766_and_init_retry_is_recognised() -> None:
+    """Regression (issue 14): TransactionMetadataTest.testEpochBumpOnEndTxnOverflow (Kafka trunk,
+    4.2.0-SNAPSHOT): Ongoing at epoch 32766, TV2 commit with next pid 9893 → PrepareCommit at 32767
+    with lastProducerEpoch 32766 → CompleteCommit as (9893, 0) with lastProducerEpoch still 32766.
+    The client that did not get the answer retries InitProducerId with (old pid, 32766): the old pid
+    is the previous one and 32766 is exhausted (isValidProducerId), 0 is not exhausted, and 32766 ==
+    lastProducerEpoch makes it a retry (prepareIncrementProducerEpoch): (9893, 0), not fenced."""
+    m, _a = C.end_txn(meta(G.ONGOING, epoch=32766), TV2, 5, PID, 32766, True, 9893)
+    assert m is not None and (m.epoch, m.last_epoch) == (32767, 32766)
+    done = C.complete(replace(m, pending=frozenset()), TV2, 6)
+    assert (done.pid, done.epoch, done.last_epoch, done.previous_pid) == (9893, 0, 32766, PID)
+    again, init = C.init_producer_id(done, TV2, 7, 60_000, PID, 32766, FRESH)
+    assert (init.error, init.pid, init.epoch) == (NONE, 9893, 0)
+    assert again is not None and (again.pid, again.epoch, again.last_epoch) == (9893, 0, 32766)
+    _m, stale = C.init_producer_id(done, TV2, 7, 60_000, PID, 32765, FRESH)
+    assert stale.error == PRODUCER_FENCED  # 32765 is not exhausted: the old pid is no longer valid
+
+
 # ---------------------------------------------------------------------------------------------
 # Markers, load, timeout, expiry (§1.5 to §1.8)
 

@@ -24,7 +24,6 @@ from kconform.traces.events import (
     PRODUCER_FENCED,
     TRANSACTION_ABORTABLE,
     TRANSACTION_COORDINATOR_FENCED,
-    UNSTABLE_OFFSET_COMMIT,
     AbortedTxn,
     Record,
     TopicOffset,
@@ -182,7 +181,8 @@ def test_transactional_offsets_pending_until_commit() -> None:
     o, r = T.txn_offset_commit(o, 0, 0, "g", A, 0, (TopicOffset("t-0", 5),))
     assert r == T.OffsetsResult(NONE, 0)
     assert T.offset_fetch(o, 0, "g", False).offsets == ()
-    assert T.offset_fetch(o, 0, "g", True).error == UNSTABLE_OFFSET_COMMIT
+    # A partition with only a pending offset has no committed one: fetch-all does not list it.
+    assert T.offset_fetch(o, 0, "g", True) == T.OffsetsResult(NONE)
     committed = marker(o, A, True)
     assert T.offset_fetch(committed, 0, "g", True).offsets == (TopicOffset("t-0", 5),)
     aborted = marker(o, A, False)
@@ -201,3 +201,24 @@ def test_txn_offset_commit_epoch_fencing() -> None:
     o = replace(part("o-1"), producers=part().producers.set(A, replace(P.EMPTY_ENTRY, epoch=3)))
     assert T.txn_offset_commit(o, 0, 0, "g", A, 2, (TopicOffset("t-0", 5),))[1].error == INVALID_PRODUCER_EPOCH
     assert T.txn_offset_commit(o, 0, 0, "g", A, 3, (TopicOffset("t-0", 5),))[1].error == NONE
+
+
+def test_require_stable_is_answered_per_partition() -> None:
+    """Regression (issue 14): OffsetMetadataManagerTest.testFetchAllOffsetsWithPendingTransactionalOffsets
+    (Kafka trunk 1eb7644349cb): committed foo-0=100, foo-1=110, bar-0=200; a transaction of producer
+    10 commits foo-1=111, bar-0=201, bar-1=211. With require_stable foo-0 keeps 100 and only foo-1 and
+    bar-0 are UNSTABLE_OFFSET_COMMIT (bar-1 is not listed); without it the committed offsets; after
+    the COMMIT marker every partition is stable with the transaction's offsets."""
+    o = part("__consumer_offsets-12")
+    o = T.offset_commit(o, 0, "group", (TopicOffset("foo-0", 100), TopicOffset("foo-1", 110)))[0]
+    o = T.offset_commit(o, 0, "group", (TopicOffset("bar-0", 200),))[0]
+    pending = (TopicOffset("foo-1", 111), TopicOffset("bar-0", 201), TopicOffset("bar-1", 211))
+    o = T.txn_offset_commit(o, 0, 0, "group", 10, 1, pending)[0]
+    stable = T.offset_fetch(o, 0, "group", True)
+    assert stable == T.OffsetsResult(NONE, -1, (TopicOffset("foo-0", 100),), ("bar-0", "foo-1"))
+    plain = T.offset_fetch(o, 0, "group", False)
+    assert sorted(plain.offsets) == [TopicOffset("bar-0", 200), TopicOffset("foo-0", 100), TopicOffset("foo-1", 110)]
+    assert plain.unstable == ()
+    done = marker(o, 10, True, epoch=1)
+    after = T.offset_fetch(done, 0, "group", True)
+    assert after.unstable == () and sorted(after.offsets) == sorted((TopicOffset("foo-0", 100), *pending))

@@ -793,9 +793,13 @@ class OffsetCommitHandled(Event):
 
 @dataclass(frozen=True)
 class OffsetFetchHandled(Event):
-    """Group coordinator ``node`` answered OffsetFetch ``req``: the committed ``offsets`` (pending
-    transactional offsets are invisible); with ``require_stable`` and a pending transactional offset
-    for the group → UNSTABLE_OFFSET_COMMIT and no offsets (KIP-447)."""
+    """Group coordinator ``node`` answered OffsetFetch ``req`` for all of ``group``'s partitions:
+    ``error`` is the request's error (NOT_COORDINATOR, ...); ``offsets`` the committed offsets
+    (pending transactional offsets are invisible); with ``require_stable``, each partition with a
+    pending transactional offset is answered UNSTABLE_OFFSET_COMMIT on its own and listed in
+    ``unstable`` instead of ``offsets``, the other partitions keep their committed offsets (KIP-447;
+    OffsetMetadataManager.fetchAllOffsets, GroupMetadataManager.getOffsets). ``unstable`` is
+    absent from files written before it existed (read as empty)."""
 
     kind: ClassVar[str] = "offset_fetch_handled"
     req: int
@@ -803,6 +807,7 @@ class OffsetFetchHandled(Event):
     require_stable: bool
     error: int
     offsets: tuple[TopicOffset, ...]
+    unstable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -898,6 +903,8 @@ def event_from_json(obj: Any) -> Event:
     kwargs: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         if f.name not in obj:
+            if f.default is not dataclasses.MISSING:
+                continue  # a field added after files were written: its default
             raise EventDecodeError(f"{kind}: missing field {f.name!r}")
         kwargs[f.name] = _decode_field(str(kind), f.name, str(f.type), obj[f.name])
     extra = set(obj) - {f.name for f in dataclasses.fields(cls)} - {"kind"}

@@ -177,7 +177,7 @@ def _event_schema(kind: str, cls: type[Event]) -> dict[str, Any]:
         "type": "object",
         "description": _doc(cls),
         "properties": props,
-        "required": ["kind", *(name for name, _ in event_fields(cls))],
+        "required": ["kind", *(f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING)],
         "additionalProperties": False,
     }
 

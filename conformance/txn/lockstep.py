@@ -243,11 +243,18 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
         compare_fields(e, r, ("error", "base_offset"))
         return s
 
+    def coverage_key(self, event: ev.Event) -> str:
+        """An OffsetFetch answering UNSTABLE_OFFSET_COMMIT for some partitions (KIP-447, per partition
+        since issue 14) counts as ``offset_fetch_handled:UNSTABLE_OFFSET_COMMIT``."""
+        if isinstance(event, ev.OffsetFetchHandled) and event.error == ev.NONE and event.unstable:
+            return f"{event.kind}:{ev.ERRORS[ev.UNSTABLE_OFFSET_COMMIT]}"
+        return super().coverage_key(event)
+
     def _offset_fetch(self, e: ev.OffsetFetchHandled) -> TxnState:
         s, r = self.keep(S.offset_fetch(self.state, self.cfg, e.node, e.group, e.require_stable))
         compare(
-            {"error": e.error, "offsets": tuple(sorted(e.offsets))},
-            {"error": r.error, "offsets": tuple(sorted(r.offsets))},
+            {"error": e.error, "offsets": tuple(sorted(e.offsets)), "unstable": tuple(sorted(e.unstable))},
+            {"error": r.error, "offsets": tuple(sorted(r.offsets)), "unstable": tuple(sorted(r.unstable))},
         )
         return s
 

@@ -382,7 +382,9 @@ class TxnBroker(Handlers):
             emit(OffsetCommitHandled(node, msg.msg_id, req.group, req.offsets, error, base_offset))
             answer = GroupResponse(msg.msg_id, error, ())
         else:
-            error, fetched = (NOT_COORDINATOR, ()) if log is None else log.offset_fetch(req.group, req.require_stable)
-            emit(OffsetFetchHandled(node, msg.msg_id, req.group, req.require_stable, error, fetched))
+            error, fetched, unstable = (
+                (NOT_COORDINATOR, (), ()) if log is None else log.offset_fetch(req.group, req.require_stable)
+            )
+            emit(OffsetFetchHandled(node, msg.msg_id, req.group, req.require_stable, error, fetched, unstable))
             answer = GroupResponse(msg.msg_id, error, fetched)
         self.world.network.send(node, msg.src, answer)

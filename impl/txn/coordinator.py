@@ -426,7 +426,7 @@ class TxnCoordinator:
         meta.partitions = set()
         if meta.next_pid >= 0:
             meta.prev_pid, meta.pid, meta.next_pid = meta.pid, meta.next_pid, -1
-            meta.last_epoch, meta.epoch = meta.epoch, 0
+            meta.epoch = 0  # last_epoch stays the pre-bump 32766 (TransactionMetadata.prepareComplete)
         self._write(txn_id, meta)
 
     # --------------------------------------------------------------------------- verification

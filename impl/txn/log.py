@@ -29,7 +29,6 @@ from kconform.traces.events import (
     OFFSET_OUT_OF_RANGE,
     OUT_OF_ORDER_SEQUENCE_NUMBER,
     TRANSACTION_COORDINATOR_FENCED,
-    UNSTABLE_OFFSET_COMMIT,
     AbortedTxn,
     Record,
     TopicOffset,
@@ -326,11 +325,19 @@ class TxnPartitionLog:
         if current is None or current[1] < at:
             self.committed_offsets[key] = (value, at)
 
-    def offset_fetch(self, group: str, require_stable: bool) -> tuple[int, tuple[TopicOffset, ...]]:
-        """(error, committed offsets of ``group``); UNSTABLE_OFFSET_COMMIT with require_stable
-        while a transactional offset of the group is pending (KIP-447)."""
-        if require_stable and any(g == group for pending in self.pending_offsets.values() for g, _ in pending):
-            return UNSTABLE_OFFSET_COMMIT, ()
-        return NONE, tuple(
-            TopicOffset(p, value) for (g, p), (value, _) in sorted(self.committed_offsets.items()) if g == group
-        )
+    def offset_fetch(self, group: str, require_stable: bool) -> tuple[int, tuple[TopicOffset, ...], tuple[str, ...]]:
+        """(error, committed offsets of ``group``, partitions answered UNSTABLE_OFFSET_COMMIT): with
+        require_stable a partition with a pending transactional offset of the group gets
+        UNSTABLE_OFFSET_COMMIT on its own, the others their committed offsets (KIP-447,
+        OffsetMetadataManager.fetchAllOffsets)."""
+        pending = {key for offsets in self.pending_offsets.values() for key in offsets}
+        stable: list[TopicOffset] = []
+        unstable: list[str] = []
+        for (g, p), (value, _) in sorted(self.committed_offsets.items()):
+            if g != group:
+                continue
+            if require_stable and (g, p) in pending:
+                unstable.append(p)
+            else:
+                stable.append(TopicOffset(p, value))
+        return NONE, tuple(stable), tuple(unstable)
