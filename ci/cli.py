@@ -1,5 +1,5 @@
 """The ``kconform`` command line: ``gate``, ``replay``, ``explore``, ``bmc``, ``generate``, ``convert``,
-``mine``, ``probe``, ``logs``, ``mutants``, ``--version``.
+``mine``, ``probe``, ``logs``, ``scenarios``, ``mutants``, ``--version``.
 
 This module only turns argv into validated options and hands them to the engines
 (kconform.ci.gate.run_gate, kconform.traces.replay.run_replay, kconform.ci.explore.run_explore),
@@ -192,13 +192,14 @@ def _parser() -> _Parser:
     _add_bmc_parser(commands)
 
     # Trace corpora (docs/traces.md): generate, convert, mine. Their engines are imported on use.
-    from kconform.ci import convert, generate, logs, mine, probe
+    from kconform.ci import convert, generate, logs, mine, probe, scenarios
 
     generate.add_parser(commands, _add_config_arguments, _load_any_config)
     convert.add_parser(commands)
     mine.add_parser(commands)
     probe.add_parser(commands)
     logs.add_parser(commands)
+    scenarios.add_parser(commands)  # Kafka's own tests as the yardstick (docs/yardstick.md)
 
     mutants = commands.add_parser("mutants", help="list the known mutants", description="List the known mutants.")
     mutants.set_defaults(handler=_cmd_mutants)

@@ -33,6 +33,16 @@ class Protocol(enum.Enum):
         return self in (Protocol.KIP_320, Protocol.DIVERGING_EPOCH)
 
     @property
+    def kafka_7415(self) -> bool:
+        """Whether the leader-epoch cache has the rules of KAFKA-7415 (2.1, commit f2dd6aa2698):
+        a new leader caches (its epoch, its LEO) at once, ``assign`` drops conflicting entries so
+        epochs and start offsets strictly increase, and a query for an epoch older than the first
+        entry is answered (that epoch, the first entry's start). Before (0.11 to 2.0: the rungs up
+        to kip-279), epochs enter the cache only with appended batches, ``assign`` only appends
+        (a later epoch at an offset not before the latest start) and such a query is undefined."""
+        return self in (Protocol.KIP_320, Protocol.DIVERGING_EPOCH)
+
+    @property
     def uses_epoch_query(self) -> bool:
         """Whether a new follower truncates through OffsetsForLeaderEpoch before fetching."""
         return self in (Protocol.KIP_101, Protocol.KIP_279, Protocol.KIP_320)

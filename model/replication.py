@@ -148,7 +148,7 @@ def _append(s: State, cfg: ReplicationConfig, node: int, entry: Entry) -> State:
     r = replace(
         r,
         log=(*r.log, entry),
-        epoch_cache=epochs.assign(r.epoch_cache, entry.epoch, entry.offset),
+        epoch_cache=epochs.assign(r.epoch_cache, entry.epoch, entry.offset, cfg.protocol.kafka_7415),
         durable_leo=r.leo + 1 if cfg.flush_interval_ms == 0 else r.durable_leo,
     )
     return s.with_replica(node, r)
@@ -254,6 +254,14 @@ def _new_follower(cfg: ReplicationConfig, r: Replica, has_leader: bool) -> tuple
     return replace(r, fetch_state=FETCHING), -1
 
 
+def _leader_cache(cfg: ReplicationConfig, r: Replica, leader_epoch: int) -> epochs.EpochCache:
+    """Partition.makeLeader: since KAFKA-7415 (2.1) the new leader caches (its epoch, its LEO) at
+    once; before, its epoch enters the cache with its first appended batch."""
+    if not cfg.protocol.kafka_7415:
+        return r.epoch_cache
+    return epochs.assign(r.epoch_cache, leader_epoch, r.leo)
+
+
 def apply_metadata(s: State, cfg: ReplicationConfig, node: int, rec: PartitionRecord) -> tuple[State, MetadataOutcome]:
     """A broker applies a published partition record (ignored unless newer than what it holds)."""
     r = _require_alive(s, node)
@@ -273,7 +281,7 @@ def apply_metadata(s: State, cfg: ReplicationConfig, node: int, rec: PartitionRe
             fetch_state=IDLE,
             remotes=remotes,
             pending_isr=None,
-            epoch_cache=epochs.assign(r.epoch_cache, rec.leader_epoch, r.leo),
+            epoch_cache=_leader_cache(cfg, r, rec.leader_epoch),
         )
         outcome = "become_leader"
     elif rec.leader_epoch > r.leader_epoch:
@@ -425,7 +433,9 @@ def handle_fetch(
         hw = r.hw if leads else -1
         return s, FetchResponse(error, (), hw, -1, -1, r.leo, hw)
     if q.last_fetched_epoch >= 0:
-        end_epoch, end_offset = epochs.end_offset_for(r.epoch_cache, q.last_fetched_epoch, r.leo)
+        end_epoch, end_offset = epochs.end_offset_for(
+            r.epoch_cache, q.last_fetched_epoch, r.leo, cfg.protocol.kafka_7415
+        )
         if end_epoch == -1:
             return s, FetchResponse(OFFSET_OUT_OF_RANGE, (), r.hw, -1, -1, r.leo, r.hw)
         if end_epoch < q.last_fetched_epoch or end_offset < q.fetch_offset:
@@ -455,7 +465,7 @@ def _diverging_truncation(cfg: ReplicationConfig, r: Replica, epoch: int, end_of
     """Where a follower truncates given the leader's (epoch, end offset) (kafka-facts §3.8, KIP-279):
     with its own end offset for that epoch when it has the epoch, else its own end for the
     closest earlier epoch, else the leader's end offset."""
-    own_epoch, own_end = epochs.end_offset_for(r.epoch_cache, epoch, r.leo)
+    own_epoch, own_end = epochs.end_offset_for(r.epoch_cache, epoch, r.leo, cfg.protocol.kafka_7415)
     if own_epoch == epoch:
         return min(end_offset, own_end, r.leo)
     if own_epoch != -1:
@@ -537,7 +547,7 @@ def handle_epoch_query(s: State, cfg: ReplicationConfig, leader: int, q: EpochQu
         error = NOT_LEADER_OR_FOLLOWER
     if error != NONE:
         return EpochAnswer(error, -1, -1)
-    epoch, end = epochs.end_offset_for(r.epoch_cache, q.requested_epoch, r.leo)
+    epoch, end = epochs.end_offset_for(r.epoch_cache, q.requested_epoch, r.leo, cfg.protocol.kafka_7415)
     if cfg.protocol is Protocol.KIP_101:
         epoch = -1
     return EpochAnswer(NONE, epoch, end)
@@ -549,7 +559,7 @@ def _answer_truncation(cfg: ReplicationConfig, r: Replica, a: EpochAnswer) -> tu
         return r.hw, True
     if a.epoch == -1:
         return min(a.end_offset, r.leo), True
-    own_epoch, own_end = epochs.end_offset_for(r.epoch_cache, a.epoch, r.leo)
+    own_epoch, own_end = epochs.end_offset_for(r.epoch_cache, a.epoch, r.leo, cfg.protocol.kafka_7415)
     if own_epoch == a.epoch:
         return min(a.end_offset, own_end, r.leo), True
     if own_epoch != -1:

@@ -104,7 +104,11 @@ def test_truncate_to_hw_rung_truncates_on_becoming_follower() -> None:
 
 
 def test_epoch_query_rungs_differ_only_in_the_answer_epoch() -> None:
-    for protocol, expected_epoch in ((Protocol.KIP_101, -1), (Protocol.KIP_279, 0)):
+    """A new leader that never appended: since KAFKA-7415 (2.1, the kip-320 rung) it caches (1, 0)
+    at once and answers epoch 0 with (0, 0) (KIP-101's v0 answer carries no epoch); before (the
+    kip-101 and kip-279 rungs) its cache is empty and the answer is undefined, so the follower falls
+    back to its HW: the same truncation to 0 here."""
+    for protocol, expected in ((Protocol.KIP_101, (-1, -1)), (Protocol.KIP_279, (-1, -1)), (Protocol.KIP_320, (0, 0))):
         cfg = ReplicationConfig(protocol=protocol)
         s = booted(cfg)
         s, _ = R.produce(s, cfg, 0, 1, 1, 1)
@@ -113,7 +117,7 @@ def test_epoch_query_rungs_differ_only_in_the_answer_epoch() -> None:
         q = R.epoch_query_request(s, cfg, 0)
         assert q.requested_epoch == 0
         answer = R.handle_epoch_query(s, cfg, 1, q)
-        assert (answer.epoch, answer.end_offset) == (expected_epoch, 0)
+        assert (answer.epoch, answer.end_offset) == expected
         s, out = R.apply_epoch_answer(s, cfg, 0, q, answer)
         assert (out.outcome, out.truncated_to) == ("truncated", 0)
 

@@ -20,7 +20,8 @@ def test_scenario_conforms_on_fixed_protocols(name: str, protocol: Protocol) -> 
 
 
 def test_fast_failover_diverges_under_kip_101_alone() -> None:
-    """KIP-101 without KIP-279: the follower keeps a record the new leader never had."""
+    """KIP-101 without KIP-279: the follower keeps a record the new leader never had (the new
+    leader wrote in its epoch first, so even the 0.11 cache answers with its epoch's start)."""
     run = run_scenario(ReferenceCluster(), FAST_FAILOVER, ReplicationConfig(protocol=Protocol.KIP_101), frozenset())
     assert run.failure is not None
     assert run.failure.verdict == INVARIANT_VIOLATION

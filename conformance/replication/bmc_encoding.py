@@ -442,9 +442,16 @@ def _latest_epoch(cache: Sequence[Term]) -> Term:
     return out
 
 
-def _assign(cache: Sequence[Term], epoch: Term, offset: Term) -> list[Term]:
+def _assign(cache: Sequence[Term], epoch: Term, offset: Term, kafka_7415: bool = True) -> list[Term]:
     """epochs.assign: kept when ``epoch`` is the latest and ``offset`` not before its start; else
-    entries of later-or-equal epochs or later-or-equal starts go and ``epoch`` starts at ``offset``."""
+    entries of later-or-equal epochs or later-or-equal starts go and ``epoch`` starts at ``offset``.
+    Before KAFKA-7415 (``kafka_7415`` False): ``epoch`` is added only when later than the latest
+    epoch with ``offset`` not before the latest start, else nothing changes."""
+    if not kafka_7415:
+        latest = _latest_epoch(cache)
+        latest_start = _select(cache, latest, _num(-1))
+        add = z3.Or(latest == -1, z3.And(epoch > latest, offset >= latest_start))
+        return [z3.If(z3.And(add, epoch == e), offset, start) for e, start in enumerate(cache)]
     keep = z3.And(_latest_epoch(cache) == epoch, offset >= _select(cache, epoch, _num(-1)))
     out = []
     for e, start in enumerate(cache):
@@ -457,8 +464,11 @@ def _truncate_cache(cache: Sequence[Term], end: Term) -> list[Term]:
     return [z3.If(start < end, start, -1) for start in cache]
 
 
-def _end_offset_for(cache: Sequence[Term], requested: Term, log_end: Term) -> tuple[Term, Term]:
-    """epochs.end_offset_for: (epoch, end offset) answered for ``requested``; (-1, -1) undefined."""
+def _end_offset_for(
+    cache: Sequence[Term], requested: Term, log_end: Term, kafka_7415: bool = True
+) -> tuple[Term, Term]:
+    """epochs.end_offset_for: (epoch, end offset) answered for ``requested``; (-1, -1) undefined
+    (also, before KAFKA-7415, for a ``requested`` older than every cached epoch)."""
     empty = z3.And([start < 0 for start in cache])
     later_start: Term = _num(-1)
     for e in reversed(range(len(cache))):  # the smallest later epoch wins
@@ -468,6 +478,8 @@ def _end_offset_for(cache: Sequence[Term], requested: Term, log_end: Term) -> tu
     for e, start in enumerate(cache):
         earlier = z3.If(z3.And(requested >= e, start >= 0), e, earlier)
     undefined = z3.Or(requested == -1, empty, z3.And(requested != _latest_epoch(cache), z3.Not(has_later)))
+    if not kafka_7415:
+        undefined = z3.Or(undefined, z3.And(requested != _latest_epoch(cache), earlier == -1))
     latest = requested == _latest_epoch(cache)
     epoch = z3.If(undefined, -1, z3.If(latest, requested, z3.If(earlier == -1, requested, earlier)))
     end = z3.If(undefined, -1, z3.If(latest, log_end, later_start))
@@ -495,7 +507,7 @@ def _append(r: Rep, cfg: ReplicationConfig, epoch: Term, rid: Term) -> None:
     for i in range(len(r.log_ep)):
         r.log_ep[i] = z3.If(r.leo == i, epoch, r.log_ep[i])
         r.log_rid[i] = z3.If(r.leo == i, rid, r.log_rid[i])
-    r.cache = _assign(r.cache, epoch, r.leo)
+    r.cache = _assign(r.cache, epoch, r.leo, cfg.protocol.kafka_7415)
     r.leo = r.leo + 1
     if cfg.flush_interval_ms == 0:
         r.durable = r.leo
@@ -621,7 +633,7 @@ def _metadata_next(s: Sym, cfg: ReplicationConfig, b: int, p: int | Term) -> Sym
     lead.rem_leo = [_num(-1)] * len(r.rem_leo)
     lead.rem_caught = list(rec_isr)
     lead.rem_lfll = [_num(-1)] * len(r.rem_lfll)
-    lead.cache = _assign(r.cache, rec_le, r.leo)
+    lead.cache = _assign(r.cache, rec_le, r.leo) if cfg.protocol.kafka_7415 else list(r.cache)
     follow = _clone_rep(r)
     follow.leader, follow.le, follow.pe, follow.isr = rec_leader, rec_le, pe, list(rec_isr)
     if cfg.protocol is Protocol.TRUNCATE_TO_HW:
@@ -689,7 +701,7 @@ def _replicate_from(s: Sym, cfg: ReplicationConfig, f: int, lead: int) -> Sym:
     error = z3.Not(_leads(s, lead))
     if cfg.protocol.fenced:
         error = z3.Or(ldr.le != r.le, error)
-    end_epoch, end_offset = _end_offset_for(ldr.cache, lfe, ldr.leo)
+    end_epoch, end_offset = _end_offset_for(ldr.cache, lfe, ldr.leo, cfg.protocol.kafka_7415)
     out_of_range_epoch = z3.And(lfe >= 0, end_epoch == -1)
     diverging = z3.And(lfe >= 0, end_epoch != -1, z3.Or(end_epoch < lfe, end_offset < r.leo))
     out_of_range = z3.Or(out_of_range_epoch, z3.And(z3.Not(diverging), z3.Or(r.leo > ldr.leo, r.leo < 0)))
@@ -697,7 +709,7 @@ def _replicate_from(s: Sym, cfg: ReplicationConfig, f: int, lead: int) -> Sym:
 
     # The follower truncates on a diverging epoch (_diverging_truncation) ...
     div = _clone_rep(r)
-    own_epoch, own_end = _end_offset_for(r.cache, end_epoch, r.leo)
+    own_epoch, own_end = _end_offset_for(r.cache, end_epoch, r.leo, cfg.protocol.kafka_7415)
     to = z3.If(
         own_epoch == end_epoch,
         _min(_min(end_offset, own_end), r.leo),
@@ -715,7 +727,8 @@ def _replicate_from(s: Sym, cfg: ReplicationConfig, f: int, lead: int) -> Sym:
         app.log_ep[i] = z3.If(sent, ldr.log_ep[i], r.log_ep[i])
         app.log_rid[i] = z3.If(sent, ldr.log_rid[i], r.log_rid[i])
         app.cache = [
-            z3.If(sent, x, y) for x, y in zip(_assign(app.cache, ldr.log_ep[i], _num(i)), app.cache, strict=True)
+            z3.If(sent, x, y)
+            for x, y in zip(_assign(app.cache, ldr.log_ep[i], _num(i), cfg.protocol.kafka_7415), app.cache, strict=True)
         ]
     app.leo = _max(r.leo, ldr.leo)
     if cfg.flush_interval_ms == 0:
@@ -747,10 +760,10 @@ def _truncate_from(s: Sym, cfg: ReplicationConfig, f: int, lead: int) -> Sym:
     error = z3.Not(_leads(s, lead))
     if cfg.protocol.fenced:
         error = z3.Or(ldr.le != r.le, error)
-    a_epoch, a_end = _end_offset_for(ldr.cache, _latest_epoch(r.cache), ldr.leo)
+    a_epoch, a_end = _end_offset_for(ldr.cache, _latest_epoch(r.cache), ldr.leo, cfg.protocol.kafka_7415)
     if cfg.protocol is Protocol.KIP_101:
         a_epoch = _num(-1)
-    own_epoch, own_end = _end_offset_for(r.cache, a_epoch, r.leo)
+    own_epoch, own_end = _end_offset_for(r.cache, a_epoch, r.leo, cfg.protocol.kafka_7415)
     to = z3.If(
         a_end == -1,
         r.hw,

@@ -37,8 +37,11 @@ FAST_FAILOVER = Scenario(
     doc=(
         "KIP-279 (KAFKA-6361): broker 0 leads epoch 0 and writes record 2 that nobody else gets; "
         "it is cut off, broker 1 leads epoch 1 and writes record 4 that broker 2 copies; broker 0 "
-        "leads again (epoch 2) before it ever sees record 4. Broker 2 must truncate record 4 (its "
-        "own end offset for epoch 0 is 1), or the logs diverge below the HW."
+        "leads again (epoch 2) before it ever sees record 4 and writes record 6 while broker 2 is cut "
+        "off. Broker 2 must truncate record 4 (its own end offset for epoch 0 is 1), or the logs "
+        "diverge below the HW. The leader's write puts its epoch into its cache, which before "
+        "KAFKA-7415 (2.1) happens only with a write: without it the 0.11/2.0 answer is undefined "
+        "and the follower falls back to its HW."
     ),
     min_replicas=3,
     ops=(
@@ -59,7 +62,14 @@ FAST_FAILOVER = Scenario(
         o.Run(1000),
         o.MoveLeader(0),
         o.Heal(),
+        o.Isolate(2),
+        o.Produce(5, 1),
+        o.Run(3000),
+        o.Produce(6, 1),
         o.Run(1000),
+        o.Heal(),
+        o.Run(3000),
+        o.Run(3000),
     ),
 )
 

@@ -65,7 +65,9 @@ class Broker(Handlers):
         self.alive = True
         self.registered = False
         """Unfenced by the controller since the last (re)start: only then is metadata applied."""
-        self.partition = Partition(broker_id, rt, ReplicaLog(self.disk, self._sync_appends))
+        self.partition = Partition(
+            broker_id, rt, ReplicaLog(self.disk, self._sync_appends, rt.config.protocol.kafka_7415)
+        )
         self.fetcher = ReplicaFetcher(broker_id, rt, self.partition)
         self.purgatory = ProducePurgatory()
 
@@ -110,7 +112,11 @@ class Broker(Handlers):
         cache truncated at the LEO); no leadership known; timers start again."""
         assert not self.alive
         self.alive = True
-        self.partition = Partition(self.broker_id, self.rt, ReplicaLog.recover(self.disk, self._sync_appends))
+        self.partition = Partition(
+            self.broker_id,
+            self.rt,
+            ReplicaLog.recover(self.disk, self._sync_appends, self.rt.config.protocol.kafka_7415),
+        )
         self.fetcher = ReplicaFetcher(self.broker_id, self.rt, self.partition)
         self.purgatory = ProducePurgatory()
         self.rt.events.emit(BrokerRestarted(self.broker_id, self.log.leo, self.log.hw))

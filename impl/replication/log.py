@@ -20,8 +20,11 @@ UNDEFINED = (-1, -1)
 class LeaderEpochCache:
     """(epoch, start offset) pairs, both strictly increasing (kafka-facts §3.6)."""
 
-    def __init__(self, entries: tuple[tuple[int, int], ...] = ()) -> None:
+    def __init__(self, entries: tuple[tuple[int, int], ...] = (), kafka_7415: bool = True) -> None:
         self._entries: list[tuple[int, int]] = list(entries)
+        self.kafka_7415 = kafka_7415
+        """The rules since KAFKA-7415 (2.1); False: those of 0.11 to 2.0 (assign only appends, a
+        query below the first entry is undefined)."""
 
     def snapshot(self) -> tuple[tuple[int, int], ...]:
         return tuple(self._entries)
@@ -45,6 +48,10 @@ class LeaderEpochCache:
         removed before appending, so an epoch may move earlier and later epochs disappear.
         """
         assert epoch >= 0 and start_offset >= 0, f"assign({epoch}, {start_offset})"
+        if not self.kafka_7415:
+            if not self._entries or (epoch > self._entries[-1][0] and start_offset >= self._entries[-1][1]):
+                self._entries.append((epoch, start_offset))
+            return
         if self._entries:
             latest_epoch, latest_start = self._entries[-1]
             if latest_epoch == epoch and start_offset >= latest_start:
@@ -68,11 +75,13 @@ class LeaderEpochCache:
             return UNDEFINED
         floor = [e for e, _ in self._entries if e <= requested_epoch]
         if not floor:
-            return requested_epoch, higher[0][1]
+            return (requested_epoch, higher[0][1]) if self.kafka_7415 else UNDEFINED
         return floor[-1], higher[0][1]
 
     def truncate_from_end(self, end_offset: int) -> None:
-        """Remove every entry starting at or after ``end_offset``."""
+        """Remove every entry starting at or after ``end_offset`` (a negative one: nothing)."""
+        if end_offset < 0:
+            return
         self._entries = [(e, s) for e, s in self._entries if s < end_offset]
 
 
@@ -83,18 +92,23 @@ class ReplicaLog:
 
     disk: Disk
     sync_appends: bool
+    kafka_7415: bool = True
+    """The leader-epoch cache rules since KAFKA-7415 (2.1); False: those of 0.11 to 2.0."""
     entries: list[Entry] = field(default_factory=list)
     hw: int = 0
     epochs: LeaderEpochCache = field(default_factory=LeaderEpochCache)
 
+    def __post_init__(self) -> None:
+        self.epochs.kafka_7415 = self.kafka_7415
+
     @staticmethod
-    def recover(disk: Disk, sync_appends: bool) -> ReplicaLog:
+    def recover(disk: Disk, sync_appends: bool, kafka_7415: bool = True) -> ReplicaLog:
         """Reload after a restart: LEO = durable end, HW = min(HW checkpoint, LEO), epoch cache
         truncated from the end at the LEO (BrokerRestarted docstring)."""
-        log = ReplicaLog(disk, sync_appends)
+        log = ReplicaLog(disk, sync_appends, kafka_7415)
         log.entries = list(disk.entries)
         log.hw = min(disk.hw_checkpoint, log.leo)
-        log.epochs = LeaderEpochCache(disk.epochs)
+        log.epochs = LeaderEpochCache(disk.epochs, kafka_7415)
         log.epochs.truncate_from_end(log.leo)
         disk.write_epochs(log.epochs.snapshot())
         return log

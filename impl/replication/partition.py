@@ -94,11 +94,12 @@ class Partition:
     def make_leader(self, leader_epoch: int, isr: tuple[int, ...], partition_epoch: int) -> None:
         """Partition.makeLeader with a new leader epoch (kafka-facts §3.1, §3.6).
 
-        The epoch cache gets (epoch, LEO); every follower state is reset: LEO unknown, caught up
+        The epoch cache gets (epoch, LEO) (KAFKA-7415, 2.1+); every follower state is reset: LEO unknown, caught up
         now if in the ISR else never; any in-flight ISR proposal is dropped; HW unchanged.
         """
         self.view = PartitionView(self.broker_id, leader_epoch, isr, partition_epoch)
-        self.log.assign_epoch(leader_epoch, self.log.leo)
+        if self.rt.config.protocol.kafka_7415:  # before KAFKA-7415 (2.1) the epoch comes with its first batch
+            self.log.assign_epoch(leader_epoch, self.log.leo)
         now = self.rt.now_ms
         self.leading = LeaderState(
             remotes={

@@ -228,7 +228,7 @@ class TxnCoordinator:
         if meta.state in PREPARE:
             return CONCURRENT_TRANSACTIONS, -1, -1, meta.state
         if meta.state == ONGOING:
-            meta.epoch += 1
+            meta.last_epoch, meta.epoch = -1, meta.epoch + 1  # prepareFenceProducerEpoch
             self._prepare(req.txn_id, meta, commit=False)
             return CONCURRENT_TRANSACTIONS, -1, -1, meta.state
         if (
@@ -320,7 +320,17 @@ class TxnCoordinator:
         if req.pid != meta.pid and not retry_on_overflow:
             return INVALID_PRODUCER_ID_MAPPING, -1, -1, meta.state
         retry_on_bump = meta.epoch == req.epoch + 1
-        if meta.state in (ONGOING, EMPTY):
+        current = req.pid == meta.pid and req.epoch == meta.epoch
+        if meta.state == EMPTY or (meta.state in COMPLETE and current):
+            # the later trunk's TV2 table (kafka-facts §1.5 [later trunk]): a current-epoch EndTxn on
+            # Empty / Complete* is a new one: commit → INVALID_TXN_STATE, abort → an empty abort
+            if not current:
+                return PRODUCER_FENCED, -1, -1, meta.state
+            if req.commit:
+                return INVALID_TXN_STATE, -1, -1, meta.state
+            self._empty_abort(req.txn_id, meta)
+            return NONE, meta.pid, meta.epoch, meta.state
+        if meta.state == ONGOING:
             valid = req.epoch == meta.epoch or (
                 meta.state == ONGOING and retry_on_bump and self.world.mutant(m.LATE_ENDTXN_NEXT_TXN)
             )
@@ -336,6 +346,18 @@ class TxnCoordinator:
         if meta.state in PREPARE and meta.next_pid >= 0:
             return NONE, meta.next_pid, 0, meta.state
         return NONE, meta.pid, meta.epoch, meta.state
+
+    def _empty_abort(self, txn_id: str, meta: TxnMetadata) -> None:
+        """TV2 abort with no transaction: bump the epoch (allocating the next producer id at an
+        exhausted epoch), write PrepareAbort and, with no marker to send, CompleteAbort."""
+        if meta.epoch >= SHORT_MAX - 1:
+            meta.next_pid = self.world.metadata.allocate_pid()
+        meta.last_epoch, meta.epoch = meta.epoch, meta.epoch + 1
+        meta.partitions = set()
+        meta.start_ms = self.world.now_ms
+        self._prepare(txn_id, meta, commit=False)
+        self._due_markers.remove(txn_id)
+        self._complete(txn_id, meta)
 
     def _end_by_state(self, txn_id: str, meta: TxnMetadata, commit: bool) -> int:
         """The state column of the EndTxn table (both versions); Ongoing → Prepare*."""
@@ -456,7 +478,7 @@ class TxnCoordinator:
         now_ms = self.world.now_ms
         for txn_id, meta in sorted(self.txns.items()):
             if meta.state == ONGOING and meta.start_ms + meta.timeout_ms < now_ms:
-                meta.epoch += 1
+                meta.last_epoch, meta.epoch = -1, meta.epoch + 1  # prepareFenceProducerEpoch
                 meta.state = PREPARE_ABORT
                 self._write(txn_id, meta)
                 self.world.events.emit(TxnTimedOut(self.node, txn_id, meta.pid, meta.epoch, meta.state))

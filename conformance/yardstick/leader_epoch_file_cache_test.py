@@ -1,0 +1,236 @@
+"""LeaderEpochFileCacheTest (core/src/test/scala/unit/kafka/server/epoch/), ported.
+
+Trunk's assertions hold from 2.1 (KAFKA-7415) on: the rungs ``kip-320`` and ``diverging-epoch``
+(the default). The 2.0.0 version of the test (before KAFKA-7415, commit f2dd6aa2698^) asserts the
+older rules, ported with ``protocol=kip-279``: assign only appends, a query below the first entry
+is undefined.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kconform.conformance.yardstick.dsl import EPOCH_CACHE, KAFKA_2_0, TRUNK, Scenario, call, check
+
+K = "LeaderEpochFileCacheTest"
+U = (-1, -1)
+OLD = {"protocol": "kip-279"}
+NO_LOG_START = "log start offset (truncateFromStart: DeleteRecords / retention) is not in the model yet (issue 14 §2)"
+HELPER = (
+    "a lookup helper used by tiered storage / ListOffsets (previousEpoch, nextEpoch, "
+    "epochForOffset), not a protocol answer the model states"
+)
+
+
+def a(epoch: int, offset: int) -> object:
+    return call("assign", epoch=epoch, offset=offset).step()
+
+
+def end(epoch: int, log_end: int, want: tuple[int, int]) -> object:
+    return call("end_offset_for", epoch=epoch, log_end=log_end).then(epoch=want[0], end_offset=want[1])
+
+
+def S(
+    method: str, *steps: object, version: str = TRUNK, config: Mapping[str, Any] | None = None, part: str = ""
+) -> Scenario:
+    return Scenario(K, method, version, EPOCH_CACHE, steps=tuple(steps), config=config or {}, part=part)  # type: ignore[arg-type]
+
+
+def OUT(method: str, why: str) -> Scenario:
+    return Scenario(K, method, TRUNK, EPOCH_CACHE, out_of_scope=why)
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    S("shouldAddEpochAndMessageOffsetToCache", a(2, 10), check(latest_epoch=2, entries=[(2, 10)]), end(2, 11, (2, 11))),
+    S("shouldReturnLogEndOffsetIfLatestEpochRequested", a(2, 11), a(2, 12), end(2, 14, (2, 14))),
+    S("shouldReturnUndefinedOffsetIfUndefinedEpochRequested", a(2, 11), a(3, 12), end(-1, 0, U)),
+    S("shouldNotOverwriteLogEndOffsetForALeaderEpochOnceItHasBeenAssigned", a(2, 9), a(2, 10), check(entries=[(2, 9)])),
+    S("shouldEnforceMonotonicallyIncreasingStartOffsets", a(2, 9), a(3, 9), check(entries=[(3, 9)])),
+    S("shouldNotOverwriteOffsetForALeaderEpochOnceItHasBeenAssigned", a(2, 6), a(2, 10), check(entries=[(2, 6)])),
+    S("shouldReturnUnsupportedIfNoEpochRecorded", end(0, 0, U)),
+    S("shouldReturnUnsupportedIfNoEpochRecordedAndUndefinedEpochRequested", end(-1, 73, U)),
+    S("shouldReturnFirstEpochIfRequestedEpochLessThanFirstEpoch", a(5, 11), a(6, 12), a(7, 13), end(4, 0, (4, 11))),
+    S(
+        "shouldTruncateIfMatchingEpochButEarlierStartingOffset",
+        a(5, 11),
+        a(6, 12),
+        a(7, 13),
+        a(7, 12),
+        end(5, 0, (5, 12)),
+        end(6, 0, (5, 12)),
+    ),
+    S(
+        "shouldGetFirstOffsetOfSubsequentEpochWhenOffsetRequestedForPreviousEpoch",
+        a(1, 11),
+        a(1, 12),
+        a(2, 13),
+        a(2, 14),
+        a(3, 15),
+        a(3, 16),
+        end(2, 17, (2, 15)),
+    ),
+    S(
+        "shouldReturnNextAvailableEpochIfThereIsNoExactEpochForTheOneRequested",
+        a(0, 10),
+        a(2, 13),
+        a(4, 17),
+        end(1, 0, (0, 13)),
+        end(2, 0, (2, 17)),
+        end(3, 0, (2, 17)),
+    ),
+    S("shouldNotUpdateEpochAndStartOffsetIfItDidNotChange", a(2, 6), a(2, 7), check(entries=[(2, 6)])),
+    S("shouldReturnInvalidOffsetIfEpochIsRequestedWhichIsNotCurrentlyTracked", a(2, 100), end(3, 100, U)),
+    S("shouldSupportEpochsThatDoNotStartFromZero", a(2, 6), end(2, 7, (2, 7)), check(entries=[(2, 6)])),
+    S(
+        "shouldEnforceMonotonicallyIncreasingEpochs",
+        a(1, 5),
+        a(2, 6),
+        a(1, 7),
+        check(latest_epoch=1, entries=[(1, 7)]),
+        end(1, 8, (1, 8)),
+        end(2, 8, U),
+    ),
+    S("shouldEnforceOffsetsIncreaseMonotonically", a(2, 6), a(3, 5), check(entries=[(3, 5)])),
+    S(
+        "shouldIncreaseAndTrackEpochsAsLeadersChangeManyTimes",
+        a(0, 0),
+        a(1, 0),
+        check(latest_epoch=1),
+        end(1, 0, (1, 0)),
+        end(0, 0, (0, 0)),
+        end(1, 5, (1, 5)),
+        end(0, 5, (0, 0)),
+        a(2, 5),
+        end(2, 10, (2, 10)),
+        end(1, 10, (1, 5)),
+        end(0, 10, (0, 0)),
+    ),
+    S(
+        "shouldIncreaseAndTrackEpochsAsFollowerReceivesManyMessages",
+        a(0, 0),
+        a(0, 1),
+        a(0, 2),
+        check(latest_epoch=0),
+        end(0, 3, (0, 3)),
+        a(1, 3),
+        a(1, 4),
+        a(1, 5),
+        check(latest_epoch=1),
+        end(1, 6, (1, 6)),
+        a(2, 6),
+        a(2, 7),
+        a(2, 8),
+        check(latest_epoch=2),
+        end(2, 9, (2, 9)),
+        end(0, 9, (0, 3)),
+        end(1, 9, (1, 6)),
+    ),
+    S(
+        "shouldDropEntriesOnEpochBoundaryWhenRemovingLatestEntries",
+        a(2, 6),
+        a(3, 8),
+        a(4, 11),
+        call("truncate_from_end", offset=8).then(entries=[(2, 6)]),
+    ),
+    S(
+        "shouldDropEntriesBetweenEpochBoundaryWhenRemovingNewest",
+        a(2, 6),
+        a(3, 8),
+        a(4, 11),
+        call("truncate_from_end", offset=9).then(latest_epoch=3, entries=[(2, 6), (3, 8)]),
+    ),
+    S(
+        "shouldNotResetEpochHistoryTailIfUndefinedPassed",
+        a(2, 6),
+        a(3, 8),
+        a(4, 11),
+        call("truncate_from_end", offset=-1).then(entries=[(2, 6), (3, 8), (4, 11)]),
+        version=TRUNK,
+    ),
+    S("shouldFetchLatestEpochOfEmptyCache", check(latest_epoch=-1)),
+    S("shouldFetchEndOffsetOfEmptyCache", end(7, 0, U)),
+    S("shouldClearLatestOnEmptyCache", call("truncate_from_end", offset=7).then(entries=[])),
+    # The same class at 2.0.0, before KAFKA-7415: the rung kip-279 keeps these rules.
+    S(
+        "shouldAllowLeaderEpochToChangeEvenIfOffsetDoesNot",
+        a(2, 9),
+        a(3, 9),
+        check(entries=[(2, 9), (3, 9)]),
+        version=KAFKA_2_0,
+        config=OLD,
+    ),
+    S(
+        "shouldReturnUnsupportedIfRequestedEpochLessThanFirstEpoch",
+        a(5, 11),
+        a(6, 12),
+        a(7, 13),
+        end(4, 0, U),
+        version=KAFKA_2_0,
+        config=OLD,
+    ),
+    S(
+        "shouldNotLetEpochGoBackwardsEvenIfMessageEpochsDo",
+        a(1, 5),
+        a(2, 6),
+        a(1, 7),
+        check(latest_epoch=2, entries=[(1, 5), (2, 6)]),
+        end(1, 8, (1, 6)),
+        end(2, 8, (2, 8)),
+        version=KAFKA_2_0,
+        config=OLD,
+    ),
+    S(
+        "shouldNotLetOffsetsGoBackwardsEvenIfEpochsProgress",
+        a(2, 6),
+        a(3, 5),
+        check(entries=[(2, 6)]),
+        version=KAFKA_2_0,
+        config=OLD,
+    ),
+    S(
+        "shouldIncreaseAndTrackEpochsAsLeadersChangeManyTimes",
+        a(0, 0),
+        a(1, 0),
+        check(latest_epoch=1),
+        end(1, 0, (1, 0)),
+        end(0, 0, (0, 0)),
+        a(2, 5),
+        end(1, 10, (1, 5)),
+        version=KAFKA_2_0,
+        config=OLD,
+        part="2.0.0",
+    ),
+    S(
+        "shouldGetFirstOffsetOfSubsequentEpochWhenOffsetRequestedForPreviousEpoch",
+        a(1, 11),
+        a(1, 12),
+        a(2, 13),
+        a(2, 14),
+        a(3, 15),
+        a(3, 16),
+        end(2, 17, (2, 15)),
+        version=KAFKA_2_0,
+        config=OLD,
+        part="2.0.0",
+    ),
+    OUT("shouldPreserveResetOffsetOnClearEarliestIfOneExists", NO_LOG_START),
+    OUT("shouldUpdateSavedOffsetWhenOffsetToClearToIsBetweenEpochs", NO_LOG_START),
+    OUT("shouldNotClearAnythingIfOffsetToEarly", NO_LOG_START),
+    OUT("shouldNotClearAnythingIfOffsetToFirstOffset", NO_LOG_START),
+    OUT("shouldRetainLatestEpochOnClearAllEarliest", NO_LOG_START),
+    OUT("shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest", NO_LOG_START),
+    OUT("shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest2", NO_LOG_START),
+    OUT("shouldRetainLatestEpochOnClearAllEarliestAndUpdateItsOffset", NO_LOG_START),
+    OUT("shouldNotResetEpochHistoryHeadIfUndefinedPassed", NO_LOG_START),
+    OUT("shouldClearEarliestOnEmptyCache", NO_LOG_START),
+    OUT("shouldWriteCheckpointOnTruncation", NO_LOG_START),
+    OUT("shouldClearAllEntries", "clearAndFlush (a log deleted or replaced) is not a model transition"),
+    OUT("shouldPersistEpochsBetweenInstances", "the checkpoint file: the model's crash keeps the cache as a value"),
+    OUT("testPreviousEpoch", HELPER),
+    OUT("testFindPreviousEpoch", HELPER),
+    OUT("testFindPreviousEntry", HELPER),
+    OUT("testFindNextEpoch", HELPER),
+    OUT("testGetEpochEntry", HELPER),
+    OUT("shouldFetchEpochForGivenOffset", HELPER),
+)
