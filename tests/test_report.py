@@ -163,5 +163,7 @@ def test_divergence_from_a_model_search_file(tmp_path: Path) -> None:
     write_counterexample(tmp_path / "cx.jsonl", path_counterexample(cfg, BOUNDS, found, DIVERGENCE))
     cx = read_counterexample(tmp_path / "cx.jsonl")
     frames = timeline(cx)
-    assert frames[-1].failing and frames[-1].diverging
+    # with the 0.11 leader-epoch cache (issue 14) kip-101's shortest run ends in a loss (StrongIsr),
+    # not a divergence: the last frame fails and has no diverging offsets to outline
+    assert frames[-1].failing and frames[-1].diverging == frozenset()
     ET.fromstring(timeline_svg(frames, cx.config))
