@@ -18,8 +18,8 @@ from typing import Any
 
 from kconform.conformance.yardstick.dsl import COORDINATOR, EPOCH_CACHE, PARTITION, Driver, Refused, ScenarioError
 from kconform.conformance.yardstick.model_side import _REQUIRED, Sequences, _args, protocol_of, txn_config
-from kconform.impl.txn import coordinator as IC
 from kconform.impl.replication.log import LeaderEpochCache
+from kconform.impl.txn import coordinator as IC
 from kconform.impl.txn.cluster import TxnSimulation
 from kconform.impl.txn.log import TxnPartitionLog
 from kconform.impl.txn.messages import EndTxnRequest, InitPidRequest
