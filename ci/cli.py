@@ -1,5 +1,5 @@
 """The ``kconform`` command line: ``gate``, ``replay``, ``explore``, ``bmc``, ``generate``, ``convert``,
-``mine``, ``probe``, ``logs``, ``scenarios``, ``mutants``, ``--version``.
+``mine``, ``probe``, ``serve``, ``logs``, ``scenarios``, ``mutants``, ``--version``.
 
 This module only turns argv into validated options and hands them to the engines
 (kconform.ci.gate.run_gate, kconform.traces.replay.run_replay, kconform.ci.explore.run_explore),
@@ -192,12 +192,13 @@ def _parser() -> _Parser:
     _add_bmc_parser(commands)
 
     # Trace corpora (docs/traces.md): generate, convert, mine. Their engines are imported on use.
-    from kconform.ci import convert, generate, logs, mine, probe, scenarios
+    from kconform.ci import convert, generate, logs, mine, probe, scenarios, serve
 
     generate.add_parser(commands, _add_config_arguments, _load_any_config)
     convert.add_parser(commands)
     mine.add_parser(commands)
     probe.add_parser(commands)
+    serve.add_parser(commands)  # the reference cluster on the wire (docs/serve.md)
     logs.add_parser(commands)
     scenarios.add_parser(commands)  # Kafka's own tests as the yardstick (docs/yardstick.md)
 

@@ -294,6 +294,19 @@ class Quiesce(Operation):
     max_ms: int
 
 
+@dataclass(frozen=True)
+class WireRequest(Operation):
+    """A real Kafka client's request served by ``kconform serve``: ``request`` (the JSON text of one
+    client request payload of the exactly-once slice, impl/txn/wire.py) arrives at ``broker`` from
+    wire connection ``conn``; every message in flight is then delivered (a healthy network), so the
+    request's verification and markers run to completion. The answer goes back to the client."""
+
+    kind: ClassVar[str] = "wire_request"
+    conn: int
+    broker: int
+    request: str
+
+
 OPERATION_TYPES: dict[str, type[Operation]] = {
     cls.kind: cls
     for cls in (
@@ -325,6 +338,7 @@ OPERATION_TYPES: dict[str, type[Operation]] = {
         MoveCoordinator,
         AdvanceHw,
         Quiesce,
+        WireRequest,
     )
 }
 

@@ -27,6 +27,7 @@ from kconform.traces.operations import (
     Quiesce,
     Send,
     SendOffsets,
+    WireRequest,
 )
 
 from ..clock import Scheduler
@@ -37,6 +38,7 @@ from ..simulation import MAX_SETTLE_DELIVERIES, Node, Simulation, SimulationAdap
 from .broker import TxnBroker
 from .clients import GROUP_CLIENT_NODE, GroupClient, TxnConsumer, TxnProducer, consumer_node, producer_node
 from .runtime import Metadata, StateLog, TxnWorld
+from .wire import WireMailbox, is_wire_node, payload_from_json, wire_node
 
 MAX_CLIENTS = 16
 """Producer clients and consumers are numbered 0..MAX_CLIENTS-1; other numbers are ignored."""
@@ -66,6 +68,9 @@ class TxnSimulation(Simulation[TxnWorld]):
         self.group_client = GroupClient(self.world)
         self.next_rid = 1
         self.next_ctxn = 1
+        self.wire = WireMailbox()
+        self.last_wire_msg = -1
+        """Message id of the last WireRequest's request (its answer is ``wire.take`` of it)."""
 
     def boot(self) -> list[Event]:
         """Each ``__transaction_state`` partition's first leader loads it at coordinator epoch 0."""
@@ -118,6 +123,8 @@ class TxnSimulation(Simulation[TxnWorld]):
                 self.brokers[self.world.metadata.leaders[op.partition]].advance_hw(op.partition, op.offset)
         elif isinstance(op, Quiesce):
             self._quiesce(op.max_ms)
+        elif isinstance(op, WireRequest):
+            self._wire_request(op)
         else:
             return False
         return True
@@ -130,6 +137,16 @@ class TxnSimulation(Simulation[TxnWorld]):
             producer = TxnProducer(client, txn_id, self.world)
             self.producers[client] = producer
         producer.init()
+
+    def _wire_request(self, op: WireRequest) -> None:
+        """Send the decoded request from the wire connection to the broker, then deliver everything
+        in flight (bounded by MAX_SETTLE_DELIVERIES); a malformed request or an unknown broker raises
+        ValueError before anything runs."""
+        if op.conn < 0 or not 0 <= op.broker < len(self.brokers):
+            raise ValueError(f"wire request from connection {op.conn} to unknown broker {op.broker}")
+        payload = payload_from_json(op.request)
+        self.last_wire_msg = self.world.network.send(wire_node(op.conn), op.broker, payload)
+        self.settle(MAX_SETTLE_DELIVERIES)
 
     def _move_coordinator(self, txn_id: str, broker: int) -> None:
         """Coordinator failover: leadership of the id's state partition moves, epoch + 1; the old
@@ -155,6 +172,8 @@ class TxnSimulation(Simulation[TxnWorld]):
             return self.brokers[address]
         if address == GROUP_CLIENT_NODE:
             return self.group_client
+        if is_wire_node(address):
+            return self.wire
         for client, producer in self.producers.items():
             if producer_node(client) == address:
                 return producer

@@ -238,6 +238,9 @@ OPERATION_RULES: dict[tuple[str, str], Range | str] = {
     ("advance_hw", "partition"): LOG_PARTITION_REF,
     ("advance_hw", "offset"): Range(-1, INT64_MAX, "an int64 offset (-1: the LEO)"),
     ("quiesce", "max_ms"): Range(0, MAX_RUN_MS, "at most one simulated hour"),
+    ("wire_request", "conn"): Range(0, INT32_MAX, "a wire connection number"),
+    ("wire_request", "broker"): BROKER_REF,
+    ("wire_request", "request"): "label",
 }
 """(operation, argument) → its range, or what it refers to in the file's configuration."""
 
@@ -255,6 +258,7 @@ TXN_OPERATIONS: frozenset[str] = frozenset(
         "move_coordinator",
         "advance_hw",
         "quiesce",
+        "wire_request",
     }
 )
 """Operations only the exactly-once cluster runs."""
