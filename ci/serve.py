@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import signal
 import sys
 from pathlib import Path
@@ -100,6 +101,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         trace = cluster.write_trace(args.out / "served.jsonl")
     stats = server.stats
+    _write_verdict(args.out / "verdict.json", cluster, server, trace)
     print(
         f"served {sum(stats.requests.values())} requests: "
         + ", ".join(f"{k} {v}" for k, v in sorted(stats.requests.items()))
@@ -115,6 +117,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return EXIT_VIOLATION
     print("no non-conformance: every request served conformed to the model")
     return EXIT_ERROR if stats.errors else EXIT_PASS
+
+
+def _write_verdict(path: Path, cluster: Any, server: Any, trace: Path) -> None:
+    """verdict.json next to the trace: the model's verdict and the requests served (for scripts and
+    for runs whose stdout nobody reads, such as the probe's ``serve`` target)."""
+    f = cluster.failure
+    verdict = {
+        "verdict": "pass" if f is None else f.verdict,
+        "name": None if f is None else f.name,
+        "message": None if f is None else f.message,
+        "requests": dict(sorted(server.stats.requests.items())),
+        "injected": dict(server.stats.injected),
+        "closed": dict(server.stats.closed),
+        "server_errors": server.stats.errors,
+        "trace": str(trace),
+    }
+    path.write_text(json.dumps(verdict, indent=2) + "\n", encoding="utf-8")
 
 
 async def _serve(server: Any, args: argparse.Namespace) -> None:

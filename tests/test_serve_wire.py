@@ -188,3 +188,20 @@ def test_a_request_cut_mid_frame_is_dropped_without_a_judged_step(served: Server
     cluster = served.server.cluster
     assert served.call(lambda: cluster.failure) is None
     assert served.call(lambda: all(type(r.op).__name__ != "WireRequest" for r in cluster.run.steps[steps_before:]))
+
+
+def test_a_plain_producers_batch_is_appended_without_sequence_checks() -> None:
+    """A batch without a producer id (RecordBatch.NO_PRODUCER_ID, a non-idempotent producer) skips
+    the producer-state checks (UnifiedLog.analyzeAndValidateProducerState): the reference appends it
+    twice as the model does; the idempotent near miss (a real pid) is deduplicated."""
+    from kconform.impl.txn.messages import InitPidRequest, TxnProduceRequest
+
+    cluster = ServedCluster(served_config(1))
+    first = cluster.send(0, 0, TxnProduceRequest("t-0", "", -1, -1, -1, (1, 2), False, -1))
+    second = cluster.send(0, 0, TxnProduceRequest("t-0", "", -1, -1, -1, (5, 6), False, -1))
+    assert (first.error, first.base_offset, second.error, second.base_offset) == (0, 0, 0, 2)  # type: ignore[union-attr]
+    pid = cluster.send(0, 0, InitPidRequest("", 1000, -1, -1))
+    idem = TxnProduceRequest("t-0", "", pid.pid, 0, 0, (3,), False, -1)  # type: ignore[union-attr]
+    a, b = cluster.send(0, 0, idem), cluster.send(0, 0, idem)
+    assert (a.base_offset, b.base_offset) == (4, 4)  # type: ignore[union-attr]
+    assert cluster.failure is None

@@ -37,6 +37,8 @@ from kconform.traces.events import (
 from . import mutants as m
 from .runtime import TxnWorld
 
+NO_PRODUCER_ID = -1
+"""RecordBatch.NO_PRODUCER_ID: the batch of a producer without idempotence."""
 NUM_BATCHES_TO_RETAIN = 5
 """ProducerStateEntry.NUM_BATCHES_TO_RETAIN (KAFKA-5494; 0.11 kept one)."""
 
@@ -162,7 +164,15 @@ class TxnPartitionLog:
         guard: int | None,
     ) -> AppendResult:
         """Validate and append one client batch (kafka-facts §2.2; UnifiedLog order). ``guard``
-        is the verification guard the batch was verified under (None when it was not)."""
+        is the verification guard the batch was verified under (None when it was not). A batch
+        without a producer id (a plain producer, RecordBatch.NO_PRODUCER_ID) is appended with no
+        producer-state validation or bookkeeping (UnifiedLog.analyzeAndValidateProducerState only
+        looks at batches that ``hasProducerId``)."""
+        if pid == NO_PRODUCER_ID:
+            base_offset = self.leo
+            for i, rid in enumerate(rids):
+                self.records.append(Record(base_offset + i, pid, epoch, -1, rid, int(transactional), NO_CONTROL))
+            return AppendResult("appended", NONE, base_offset)
         duplicate = self.find_duplicate(pid, epoch, base_seq, len(rids))
         if duplicate is not None:
             return AppendResult("duplicate", NONE, duplicate)
