@@ -545,7 +545,7 @@ OPTION_VALUES: tuple[str, ...] = (
 def stub_engines() -> Callable[[], None]:
     """Replace every engine the command line starts by a stub raising EngineReached; returns the
     function that puts them back."""
-    from kconform.ci import cli
+    from kconform.ci import cli, serve
     from kconform.traces import generate
     from kconform.traces.mine import engine
 
@@ -560,6 +560,7 @@ def stub_engines() -> Callable[[], None]:
 
     swap(cli, "_run_engine", lambda what, run, options: stub())
     swap(generate, "generate", stub)
+    swap(serve, "run_server", stub)
     for name in ("run_spark", "run_duckdb", "spark_session"):
         swap(engine, name, stub)
 

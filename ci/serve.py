@@ -69,7 +69,6 @@ def _error(message: str) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from kconform.conformance.serve.cluster import ServedCluster, served_config
     from kconform.conformance.serve.faults import ScheduleError, load_schedule
-    from kconform.conformance.serve.server import Server
     from kconform.impl.mutants import check_mutants
     from kconform.model.config import ConfigError
 
@@ -92,7 +91,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return _error(str(exc))
     except ScheduleError as exc:
         return _error(str(exc))
-    cluster = ServedCluster(cfg, mutants, args.seed)
+    return run_server(args, ServedCluster(cfg, mutants, args.seed), faults)
+
+
+def run_server(args: argparse.Namespace, cluster: Any, faults: list[Any]) -> int:
+    """Serve until SIGINT / SIGTERM or ``--seconds``; write the trace and verdict; the exit code.
+    (The fuzz harness stubs this: option checking above is fuzzed, serving is not.)"""
+    from kconform.conformance.serve.server import Server
+
     server = Server(cluster, faults, default_partitions=args.partitions)
     try:
         asyncio.run(_serve(server, args))

@@ -114,8 +114,11 @@ class ServedCluster:
         mutants: frozenset[str] = frozenset(),
         seed: int = 0,
         clock: Callable[[], float] = time.monotonic,
+        judged: bool = True,
     ) -> None:
         self.cfg = cfg
+        self.judged = judged
+        """False (the benchmark's baseline only): operations run on the reference unjudged and unrecorded."""
         self.aliases = Aliases(cfg)
         self.adapter = TxnCluster()
         self.run = LockstepRun(self.adapter, cfg, seed, mutants, timeout_s=0)
@@ -148,6 +151,8 @@ class ServedCluster:
     # ------------------------------------------------------------------------------ steps
 
     def step(self, op: Operation) -> StepRecord:
+        if not self.judged:
+            return StepRecord(op, tuple(self.adapter.apply(op)), ())
         record = self.run.apply(op)
         index = len(self.run.steps) - 1
         self.findings.extend((index, f) for f in record.findings)

@@ -26,7 +26,7 @@ One table per fault, times in milliseconds since the server started::
     [[fault]]
     at_ms = 3000
     kind = "move_coordinator"         # the transactional id's coordinator moves to `broker`
-    txn_id = "my-txn"                 # (a real id; the reference's MoveCoordinator, judged)
+    txn_id = "my-txn"                 # (a real id, or "*": every id seen so far; judged MoveCoordinator)
     broker = 2
 
 Injected errors are legal answers of a real cluster at a moment the fault names (a leader move, a

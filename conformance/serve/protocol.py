@@ -59,6 +59,7 @@ SUPPORTED: dict[int, tuple[int, int]] = {
     13: (0, 4),  # LeaveGroup
     14: (0, 5),  # SyncGroup
     18: (0, 4),  # ApiVersions
+    19: (2, 7),  # CreateTopics
     22: (0, 4),  # InitProducerId
     24: (0, 3),  # AddPartitionsToTxn (v4 is broker-to-broker)
     25: (0, 3),  # AddOffsetsToTxn

@@ -76,6 +76,8 @@ class Server:
         self._data = asyncio.Event()
         self._t0 = time.monotonic()
         self._active: list[Fault] = []
+        self._waited = 0.0
+        """Seconds the current request spent waiting (long-poll, group), not handling."""
         self._down: set[int] = set()
 
     # --------------------------------------------------------------------- lifecycle
@@ -135,7 +137,9 @@ class Server:
             if f.kind == "crash":
                 await self._crash(f.broker, f.duration_ms)
             elif f.kind == "move_coordinator":
-                self.cluster.move_coordinator(f.txn_id, f.broker)
+                ids = list(self.cluster.aliases.txn_ids) if f.txn_id == "*" else [f.txn_id]
+                for txn_id in ids:
+                    self.cluster.move_coordinator(txn_id, f.broker)
             else:
                 self._active.append(f)
         self._active = [
@@ -221,9 +225,11 @@ class Server:
                 continue
             api = API_BY_KEY.get(parsed.api_key, str(parsed.api_key))
             started = time.perf_counter()
+            self._waited = 0.0
             body = await self._handle(broker, conn, api, parsed)
             self.stats.requests[api] += 1
-            self.stats.seconds[api] = self.stats.seconds.get(api, 0.0) + time.perf_counter() - started
+            busy = time.perf_counter() - started - self._waited
+            self.stats.seconds[api] = self.stats.seconds.get(api, 0.0) + busy
             if body is None:
                 continue
             delay = self._delay_ms(api, broker)
@@ -259,8 +265,10 @@ class Server:
             values, n = a.fetch(broker, conn, b)
             wait_s = min(b.max_wait.total_seconds(), MAX_FETCH_WAIT_S)
             if n == 0 and wait_s > 0:
+                waited = time.perf_counter()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._data.wait(), wait_s)
+                self._waited += time.perf_counter() - waited
                 values, n = a.fetch(broker, conn, b)
         elif api == "list_offsets":
             values = a.list_offsets(b)
@@ -286,7 +294,9 @@ class Server:
         elif api == "sync_group":
             assignments = {x.member_id: bytes(x.assignment) for x in b.assignments}
             fut = self.groups.sync(b.group_id, b.member_id, b.generation_id, assignments)
+            waited = time.perf_counter()
             values = await _bounded(fut, 30.0, {"error_code": 27, "assignment": b""})
+            self._waited += time.perf_counter() - waited
             values["throttle_time"] = 0
         elif api == "heartbeat":
             values = {"throttle_time": 0, "error_code": self.groups.heartbeat(b.group_id, b.member_id, b.generation_id)}
@@ -313,11 +323,13 @@ class Server:
         )
         protocols = [(p.name, bytes(p.metadata)) for p in b.protocols]
         fut = self.groups.join(b.group_id, b.member_id, b.protocol_type, protocols, session_ms, rebalance_ms, v)
+        waited = time.perf_counter()
         values = await _bounded(
             fut,
             rebalance_ms / 1000 + 5.0,
             {"error_code": 27, "member_id": b.member_id, "leader": "", "protocol_name": None, "members": []},
         )
+        self._waited += time.perf_counter() - waited
         values["throttle_time"] = 0
         return values
 
