@@ -2,7 +2,7 @@
 
 The numbers are Kafka's own (``org.apache.kafka.common.protocol.Errors``); ``NONE`` (0) is success.
 Trace files, counterexamples and corpora store the numbers, so these values are part of the
-serialized schema and never change.
+serialized schema; tests/test_error_codes.py pins each one to the literal in Kafka's Errors.java.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
 INVALID_REQUIRED_ACKS = 21
 FENCED_LEADER_EPOCH = 74
 UNKNOWN_LEADER_EPOCH = 75
-INVALID_UPDATE_VERSION = 108
+INVALID_UPDATE_VERSION = 95
 INELIGIBLE_REPLICA = 107
 COORDINATOR_LOAD_IN_PROGRESS = 14
 COORDINATOR_NOT_AVAILABLE = 15
