@@ -7,7 +7,7 @@ bounds and invariant. BMC (conformance.replication.bmc) gives the proven-minimal
 drives a RuleBasedStateMachine whose one rule draws action labels from a fixed list (every label a
 breadth-first search meets) until one is enabled in the current state, applies it, checks the
 invariant after every step, and shrinks the first failing run; the shrunk run's number of actions
-is the other figure. (The gate's shrunk lengths in README count implementation
+is the other figure. (The gate's shrunk lengths in docs/benchmarks.md count implementation
 operations, a different alphabet, and are not compared here.)
 
 Run: ``python -m kconform.ci.benchmarks.minimal [--examples 3000] [--bug NAME ...] [--seeds N]``:
