@@ -9,12 +9,25 @@ registers), so files of that slice read back without this module naming it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from kconform.model.config import ConfigError, ReplicationConfig
 from kconform.model.txn_config import TxnConfig
 
-AnyConfig = ReplicationConfig | TxnConfig
+
+class SliceConfig(Protocol):
+    """What every slice's configuration gives: a JSON form that ``config_from_json`` reads back.
+
+    An open type, not a union of the known slices' configs: a registered slice's own config (the fetch
+    slice's, a test's fake slice's) is one without this module naming it. Code that needs a slice's own
+    fields narrows with ``isinstance`` to that slice's config class.
+    """
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+AnyConfig = SliceConfig
+"""Any slice's configuration (the name the layers above use)."""
 
 REPLICATION = "replication"
 TXN = "txn"

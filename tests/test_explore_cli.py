@@ -46,7 +46,8 @@ def test_truncate_to_hw_is_a_violation_with_a_replayable_file(
         assert f"{i:>3}. {label}" in printed  # the shortest path, one action per line
 
     cx = read_counterexample(path)
-    assert cx.implementation == MODEL_IMPLEMENTATION and cx.config.protocol is Protocol.TRUNCATE_TO_HW
+    assert isinstance(cx.config, ReplicationConfig) and cx.config.protocol is Protocol.TRUNCATE_TO_HW
+    assert cx.implementation == MODEL_IMPLEMENTATION
     assert [step.op for step in cx.steps[1:]] == [ModelAction(label) for label in labels]
     result = replay(cx, None)
     assert result.failure is not None and result.failure.verdict == INVARIANT_VIOLATION

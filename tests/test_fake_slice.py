@@ -16,7 +16,7 @@ import dataclasses
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import strategies as st
@@ -73,7 +73,7 @@ class _Entry:
 class ClockJudge(LockstepJudge[int, ClockConfig]):
     """The model state is the clock; a ClockAdvanced event may not move it back."""
 
-    invariant_registry: Mapping[str, _Entry] = {"ClockNeverBack": _Entry("The clock never goes back.")}
+    invariant_registry: ClassVar[Mapping[str, _Entry]] = {"ClockNeverBack": _Entry("The clock never goes back.")}
     not_enabled = (ClockWentBack,)
 
     def __init__(self, cfg: ClockConfig, checked: frozenset[str] | None = None) -> None:

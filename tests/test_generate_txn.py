@@ -103,7 +103,11 @@ def test_every_trace_holds_messages_back_whatever_its_families() -> None:
 def test_planted_txn_traces_run_with_the_config_their_mutant_needs(tmp_path: Path) -> None:
     plan = Plan(events=1_500, seed=3, trace_events=500, config=TxnConfig(), plant=(("late-endtxn-next-txn", 1),))
     manifest = generate(tmp_path / "c", plan).manifest
-    versions = {t.trace: (t.mutants, t.configuration().transaction_version) for t in manifest.traces}
+    versions: dict[int, tuple[tuple[str, ...], int]] = {}
+    for t in manifest.traces:
+        cfg = t.configuration()
+        assert isinstance(cfg, TxnConfig)
+        versions[t.trace] = (t.mutants, cfg.transaction_version)
     planted = next(t for t, (mutants, _) in versions.items() if mutants)
     assert versions[planted] == (("late-endtxn-next-txn",), 2)
     assert all(v == ((), 0) for t, v in versions.items() if t != planted)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
@@ -46,7 +47,7 @@ def test_every_invariant_has_a_doc_and_a_citation() -> None:
         assert inv.cite, inv.name
 
 
-BAD_STATES = {
+BAD_STATES: dict[str, Callable[[State], State]] = {
     "HwBelowLeo": lambda s: _set(s, 1, hw=5),
     "NoCommittedDataLoss": lambda s: _set(s, 0, log=(Entry(0, 0, 99),)),
     "NoDivergenceBelowHw": lambda s: _set(s, 2, log=(Entry(0, 0, 99),)),

@@ -26,6 +26,7 @@ from kconform.conformance.replication.pathevents import (
 from kconform.impl import ReferenceCluster
 from kconform.model.actions import SearchBounds, booted_state, successors
 from kconform.model.config import Protocol, ReplicationConfig
+from kconform.traces import events as ev
 from kconform.traces.counterexample import (
     MODEL_IMPLEMENTATION,
     Counterexample,
@@ -186,7 +187,7 @@ def test_message_ids_are_fresh_across_the_path() -> None:
         e
         for _label, events in path_events(cfg, WIDE, EVERY_KIND_FETCHING)
         for e in events
-        if e.kind in ("fetch_sent", "isr_change_proposed")
+        if isinstance(e, (ev.FetchSent, ev.IsrChangeProposed))
     ]
     ids = [e.msg for e in sends]
     assert len(ids) == len(set(ids)) > 10

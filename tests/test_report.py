@@ -26,6 +26,13 @@ from kconform.traces.report import render_html, report_path, write_report
 from tests.headless import assert_renders_non_blank
 from tests.test_ladder import BOUNDS, DIVERGENCE
 
+
+def _replication(cx: Counterexample) -> ReplicationConfig:
+    """The replication configuration of a counterexample these tests wrote (the timeline is that slice's)."""
+    assert isinstance(cx.config, ReplicationConfig)
+    return cx.config
+
+
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -82,7 +89,7 @@ def test_timeline_follows_the_judge_to_the_failing_step(divergence: Counterexamp
     frames = timeline(divergence)
     assert [f.step for f in frames] == list(range(len(divergence.steps)))
     assert [f.failing for f in frames] == [False] * (len(frames) - 1) + [True]
-    assert all(len(f.replicas) == divergence.config.replicas for f in frames)
+    assert all(len(f.replicas) == _replication(divergence).replicas for f in frames)
     last = frames[-1]
     assert any(x.failing and x.name == divergence.verdict["name"] for x in last.findings)
     assert last.diverging, "the kip-101 divergence shows as diverging offsets"
@@ -99,10 +106,10 @@ def test_diverging_offsets_only_below_both_hws(divergence: Counterexample) -> No
 
 def test_svg_is_xml_with_lanes_hw_marks_and_failing_step(mutant: Counterexample) -> None:
     frames = timeline(mutant)
-    root = ET.fromstring(timeline_svg(frames, mutant.config))
+    root = ET.fromstring(timeline_svg(frames, _replication(mutant)))
     assert root.tag == f"{SVG}svg"
     lanes = _with_class(root, "lane")
-    assert {lane.get("data-replica") for lane in lanes} == {str(b) for b in range(mutant.config.replicas)}
+    assert {lane.get("data-replica") for lane in lanes} == {str(b) for b in range(_replication(mutant).replicas)}
     assert _with_class(root, "hw") and _with_class(root, "leo")
     failing = _with_class(root, "failing-step")
     assert len(failing) == 1 and failing[0].get("data-step") == str(mutant.verdict["step"])
@@ -115,7 +122,7 @@ def test_svg_is_xml_with_lanes_hw_marks_and_failing_step(mutant: Counterexample)
 
 
 def test_divergence_outlines_the_diverging_offsets_in_red(divergence: Counterexample) -> None:
-    root = ET.fromstring(timeline_svg(timeline(divergence), divergence.config))
+    root = ET.fromstring(timeline_svg(timeline(divergence), _replication(divergence)))
     (failing,) = _with_class(root, "failing-step")
     red = _with_class(failing, "diverging")
     assert red and all(el.get("stroke") == "#d00000" for el in red)
@@ -166,4 +173,4 @@ def test_divergence_from_a_model_search_file(tmp_path: Path) -> None:
     # with the 0.11 leader-epoch cache (issue 14) kip-101's shortest run ends in a loss (StrongIsr),
     # not a divergence: the last frame fails and has no diverging offsets to outline
     assert frames[-1].failing and frames[-1].diverging == frozenset()
-    ET.fromstring(timeline_svg(frames, cx.config))
+    ET.fromstring(timeline_svg(frames, _replication(cx)))

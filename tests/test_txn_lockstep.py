@@ -364,6 +364,6 @@ def test_only_the_latest_marker_send_completes_a_partition() -> None:
         ev.MarkerResponseHandled(COORD, 201, NONE, "CompleteCommit"),
         ev.MarkerResponseHandled(COORD, 201, NONE, "CompleteCommit"),  # a duplicated answer: stale too
     ]
-    assert judge_txn_events(TxnConfig(), head + stale_then_current) == []
+    assert judge_txn_events(TxnConfig(), [*head, *stale_then_current]) == []
     early = judge_txn_events(TxnConfig(), [*head, ev.MarkerResponseHandled(COORD, 200, NONE, "CompleteCommit")])
     assert _verdicts(early) == [(NON_CONFORMANCE, "marker_response_handled")]
