@@ -32,6 +32,7 @@ from kconform.model.errors import (
     PRODUCER_FENCED,
     TRANSACTION_ABORTABLE,
     TRANSACTION_COORDINATOR_FENCED,
+    ErrorCode,
 )
 from kconform.model.not_enabled import NotEnabled as NotEnabled
 from kconform.model.txn_config import SHORT_MAX, TxnConfig
@@ -377,7 +378,16 @@ def complete(meta: TxnMetadata, cfg: TxnConfig, now_ms: int) -> TxnMetadata:
     return _to(meta, cfg, target, **changes)
 
 
-RETRIABLE_MARKER_ERRORS = frozenset({3, 6, 19, 20, 7, 56})
+RETRIABLE_MARKER_ERRORS: frozenset[int] = frozenset(
+    {
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        ErrorCode.REQUEST_TIMED_OUT,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+    }
+)
 """UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS(_AFTER_APPEND),
 REQUEST_TIMED_OUT, KAFKA_STORAGE_ERROR: the marker is re-sent (kafka-facts §1.8)."""
 

@@ -9,6 +9,8 @@ NEW_LEADER_ELECTED) fails here.
 
 from __future__ import annotations
 
+import json
+
 from kconform.model import errors
 
 KAFKA_ERRORS: dict[str, int] = {
@@ -47,7 +49,7 @@ KAFKA_ERRORS: dict[str, int] = {
 
 
 def _model_constants() -> dict[str, int]:
-    return {k: v for k, v in vars(errors).items() if k.isupper() and type(v) is int}
+    return {k: int(v) for k, v in vars(errors).items() if k.isupper() and isinstance(v, int)}
 
 
 def test_every_model_code_is_kafkas_number() -> None:
@@ -60,6 +62,15 @@ def test_every_model_code_is_kafkas_number() -> None:
 def test_names_map_is_every_constant_under_its_own_name() -> None:
     """ERRORS (code → name, used in reports and coverage keys) names exactly the constants, each by its name."""
     assert {code: name for name, code in _model_constants().items()} == errors.ERRORS
+
+
+def test_codes_are_one_closed_enum_that_serializes_as_the_number() -> None:
+    """Every constant is an ErrorCode member under its own name; JSON, str and repr give the bare number."""
+    assert {name: code for name, code in _model_constants().items()} == {c.name: c.value for c in errors.ErrorCode}
+    for name in _model_constants():
+        member = getattr(errors, name)
+        assert member is errors.ErrorCode[name]
+        assert json.dumps(member) == str(member) == f"{member}" == repr(member) == str(member.value)
 
 
 def test_invalid_update_version_is_not_new_leader_elected() -> None:

@@ -285,6 +285,7 @@ class TxnBroker(Handlers):
     @handles(MarkerRequest)
     def _on_marker(self, msg: Message, req: MarkerRequest) -> None:
         log = self.logs.get(req.partition)
+        error: int
         if log is None:
             error, offset = NOT_LEADER_OR_FOLLOWER, -1
         else:
@@ -309,6 +310,7 @@ class TxnBroker(Handlers):
     @handles(TxnFetchRequest)
     def _on_fetch(self, msg: Message, req: TxnFetchRequest) -> None:
         log = self.logs.get(req.partition)
+        error: int
         if log is None:
             error, hw, lso = NOT_LEADER_OR_FOLLOWER, -1, -1
             records: tuple[Record, ...] = ()
