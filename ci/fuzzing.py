@@ -717,8 +717,11 @@ def fuzz_kind(
     scratch: Path,
     hang_s: float = 60.0,
     progress: Callable[[int], None] | None = None,
+    deadline: float | None = None,
 ) -> Tally:
-    """Run ``cases`` damaged copies of ``samples`` through ``kind``'s commands (round robin)."""
+    """Run ``cases`` damaged copies of ``samples`` through ``kind``'s commands (round robin); with a
+    ``deadline`` (``time.monotonic()`` value) stop after the first case that ends past it (the tally
+    counts the cases that ran)."""
     rng = random.Random(seed)
     tally = Tally()
     originals: dict[tuple[Path, int], int | None] = {}
@@ -745,6 +748,8 @@ def fuzz_kind(
             tally.add(run_case(argv, hang_s), mutation, argv, originals.get(key))
             if progress is not None:
                 progress(case)
+            if deadline is not None and time.monotonic() >= deadline:
+                break
     finally:
         os.chdir(cwd)
         if restore is not None:

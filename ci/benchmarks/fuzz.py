@@ -1,7 +1,8 @@
 """The fuzz benchmark: many damaged inputs of every kind through the real command line.
 
 Run: ``python -m kconform.ci.benchmarks.fuzz [--cases counterexample=100000 trace=100000 corpus=1000
-options=20000] [--workers 2] [--seed 0] [--hang 60]``. Every input kind of kconform.ci.fuzzing.KINDS
+options=20000] [--seconds KIND=S ...] [--workers 2] [--seed 0] [--hang 60]``; ``--seconds`` caps a kind's
+wall clock (the line then says how many of the asked cases ran). Every input kind of kconform.ci.fuzzing.KINDS
 is fuzzed (counterexample files and JSON Lines traces by ``replay`` in both modes and ``convert``,
 corpora by ``mine --engine duckdb`` and ``convert``, the command line's options with every engine
 stubbed). Printed per kind: cases, exit 0 / 1 / 2, tracebacks, hangs, damaged inputs not refused,
@@ -30,9 +31,9 @@ from kconform.ci.fuzzing import KINDS, fuzz_kind
 DEFAULT_CASES = {"counterexample": 100_000, "trace": 100_000, "corpus": 1_000, "options": 20_000}
 
 
-def _worker(job: tuple[str, list[str], int, int, str, float]) -> dict[str, Any]:
-    name, samples, cases, seed, scratch, hang_s = job
-    tally = fuzz_kind(KINDS[name], [Path(s) for s in samples], cases, seed, Path(scratch), hang_s)
+def _worker(job: tuple[str, list[str], int, int, str, float, float | None]) -> dict[str, Any]:
+    name, samples, cases, seed, scratch, hang_s, deadline = job
+    tally = fuzz_kind(KINDS[name], [Path(s) for s in samples], cases, seed, Path(scratch), hang_s, deadline=deadline)
     return {
         "cases": tally.cases,
         "exits": dict(tally.exits),
@@ -65,22 +66,34 @@ def _merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def run_kind(name: str, cases: int, workers: int, seed: int, root: Path, hang_s: float) -> tuple[dict[str, Any], float]:
-    """Fuzz one kind with ``cases`` cases split over ``workers`` processes; (merged tally, wall s)."""
+def run_kind(
+    name: str, cases: int, workers: int, seed: int, root: Path, hang_s: float, seconds: float | None = None
+) -> tuple[dict[str, Any], float]:
+    """Fuzz one kind with ``cases`` cases split over ``workers`` processes, for at most about ``seconds``
+    after its samples are written; (merged tally, wall s)."""
     samples = [str(p) for p in KINDS[name].samples(root / f"samples-{name}")]
+    deadline = None if seconds is None else time.monotonic() + seconds
     shares = [cases // workers + (1 if i < cases % workers else 0) for i in range(workers)]
     jobs = [
-        (name, samples, n, seed * 1000 + i, str(root / f"scratch-{name}-{i}"), hang_s)
+        (name, samples, n, seed * 1000 + i, str(root / f"scratch-{name}-{i}"), hang_s, deadline)
         for i, n in enumerate(shares)
         if n
     ]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu()
     if workers == 1:
         parts = [_worker(job) for job in jobs]
     else:
         with multiprocessing.get_context("fork").Pool(len(jobs)) as pool:
             parts = pool.map(_worker, jobs)
-    return _merge(parts), time.perf_counter() - started
+    merged = _merge(parts)
+    merged["cpu_seconds"] = _cpu() - cpu
+    return merged, time.perf_counter() - started
+
+
+def _cpu() -> float:
+    """CPU seconds (user + system) of this process and its reaped children (the pool's workers)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def refusal_seconds(root: Path, events: int) -> dict[str, float]:
@@ -138,6 +151,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", nargs="*", default=[], metavar="KIND=N", help="cases per kind")
     parser.add_argument("--kinds", nargs="*", default=list(DEFAULT_CASES), help="kinds to fuzz")
+    parser.add_argument("--seconds", nargs="*", default=[], metavar="KIND=S", help="wall-clock cap per kind")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--hang", type=float, default=60.0, help="seconds before a case counts as hung")
@@ -149,6 +163,10 @@ def main() -> int:
     for text in args.cases:
         name, _, n = text.partition("=")
         cases[name] = int(n)
+    seconds: dict[str, float] = {}
+    for text in args.seconds:
+        name, _, n = text.partition("=")
+        seconds[name] = float(n)
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"load {os.getloadavg()}"
@@ -157,11 +175,12 @@ def main() -> int:
     failed = False
     try:
         for name in args.kinds:
-            tally, wall = run_kind(name, cases[name], args.workers, args.seed, root, args.hang)
+            tally, wall = run_kind(name, cases[name], args.workers, args.seed, root, args.hang, seconds.get(name))
             exits = tally["exits"]
             slow_s, slow_what = tally.get("slowest", [0.0, ""])
             print(
-                f"{name}: {tally['cases']:,} cases in {wall:,.0f} s ({tally['cases'] / max(wall, 1e-9):,.0f}/s, "
+                f"{name}: {tally['cases']:,} of {cases[name]:,} cases in {wall:,.0f} s "
+                f"({tally['cases'] / max(wall, 1e-9):,.1f}/s, {tally['cpu_seconds']:,.0f} CPU s, "
                 f"{args.workers} workers): exit 0 {exits.get(0, 0):,}, exit 1 {exits.get(1, 0):,}, "
                 f"exit 2 {exits.get(2, 0):,}; tracebacks {tally['traceback_count']}, hangs {tally['hang_count']}, "
                 f"damaged not refused {tally['missed_count']} (judged clean {tally['clean_on_damage']}), "
