@@ -84,6 +84,32 @@ def _error(message: str) -> int:
     return EXIT_ERROR
 
 
+def selection_problem(selected: list[str], manifest: Any) -> str | None:
+    """Why an ``--invariant`` selection would check nothing in this corpus (None: it fits).
+
+    A mined invariant reads the events of its own slice only (the miner's registry,
+    traces.mine.invariants.SLICES, holds one module per slice, named after it), so an invariant
+    of a slice no trace of the corpus belongs to would run and find nothing: a vacuous pass. Each
+    selected invariant must fit the slice of at least one trace; the default (every invariant)
+    always fits."""
+    from kconform.model.configs import slice_of
+    from kconform.traces.mine.invariants import SLICES
+
+    if not selected:
+        return None
+    slice_by_invariant = {inv.name: m.__name__.rsplit(".", 1)[-1] for m in SLICES for inv in m.INVARIANTS}
+    present = {slice_of(t.configuration()) for t in manifest.traces}
+    unfit = [n for n in dict.fromkeys(selected) if slice_by_invariant.get(n) not in present]
+    if not unfit:
+        return None
+    named = ", ".join(f"{n} ({slice_by_invariant.get(n)} slice)" for n in unfit)
+    return (
+        f"--invariant {named}: no trace of this corpus belongs to that slice (its traces: "
+        f"{', '.join(sorted(present)) or 'none'}), so nothing would be checked; choose invariants of "
+        f"{' or '.join(sorted(present)) or 'a slice it holds'}"
+    )
+
+
 def cmd_mine(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -107,6 +133,9 @@ def cmd_mine(args: argparse.Namespace) -> int:
         manifest = read_manifest(args.corpus)
     except CorpusError as e:
         return _error(str(e))
+    unfit = selection_problem(args.invariants, manifest)
+    if unfit:
+        return _error(f"{args.corpus}: {unfit}")
     console = Console()
     started = time.perf_counter()
     good, errors = validate_corpus(args.corpus, manifest)
