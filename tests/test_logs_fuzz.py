@@ -15,8 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kconform.traces.logs.checks.base import MAX_FINDINGS
 from kconform.traces.logs.observations import TEXT_LIMIT
-from kconform.traces.logs.parse import ParseStats, parse_paths
+from kconform.traces.logs.parse import MAX_PROBLEMS, ParseStats, parse_paths
 from kconform.traces.logs.reader import MAX_LINE_BYTES
 from kconform.traces.logs.run import check_observations
 from tests.logskit import FIXTURES
@@ -56,7 +57,11 @@ def _run(path: Path) -> ParseStats:
     stats = ParseStats()
     checks = check_observations(parse_paths([path], stats))
     for check in checks:
-        assert check.finding_count >= 0
+        # the bookkeeping a report is built from stays consistent on any input: every flag counted, the
+        # first MAX_FINDINGS kept, each naming its check, each with a witness line
+        assert len(check.findings) == min(check.finding_count, MAX_FINDINGS), check.name
+        assert all(f.check == check.name and f.witnesses for f in check.findings), check.name
+    assert len(stats.problems) == min(stats.problem_count, MAX_PROBLEMS)
     return stats
 
 
