@@ -621,6 +621,102 @@ def _argv_from_file(path: Path, scratch: Path) -> list[str]:
 
 
 # --------------------------------------------------------------------------------------------
+# Probe histories and Kafka's logs
+# --------------------------------------------------------------------------------------------
+
+HISTORY_PLANTS: tuple[str | None, ...] = (None, "G1a", "zombie-commit")
+"""Simulated probe histories: a clean one and two with a planted anomaly (checker exit 0 and 1)."""
+
+
+def history_samples(root: Path) -> list[Path]:
+    """Small probe histories written by the simulated cluster (conformance.probe.simulate)."""
+    from kconform.conformance.probe.simulate import simulate
+
+    root.mkdir(parents=True, exist_ok=True)
+    out = []
+    for i, plant in enumerate(HISTORY_PLANTS):
+        path = root / f"history-{plant or 'valid'}.jsonl"
+        simulate(path, ops=150, seed=4 + i, plant=plant)
+        out.append(path)
+    return out
+
+
+def mutate_history(rng: random.Random, sample: Path, dst: Path) -> Mutation:
+    """A damaged copy of a probe history. Byte-wise damage that leaves a line which is not JSON must
+    be refused, except a cut last line (the format tolerates a killed run's half-written line, with a
+    warning); a value of the wrong type must be refused; other damage may get any verdict."""
+    data = sample.read_bytes()
+    if rng.random() < 0.5:
+        out, what = byte_mutation(rng, data)
+        same = _lines_equal(data, out)
+        if what == "truncated" or (what == "flipped bytes" and same is None and _only_last_line_broken(out)):
+            expect = PLAUSIBLE
+        elif same is None or what in ("invalid UTF-8", "a huge line", "deep nesting"):
+            expect = MUST_REFUSE
+        else:
+            expect = REENCODED if same else PLAUSIBLE
+        dst.write_bytes(out)
+        return Mutation(f"bytes: {what}", expect)
+    objs = [json.loads(x) for x in data.decode("utf-8").splitlines() if x.strip()]
+    line = rng.randrange(len(objs))
+    paths = [p for p in _paths(objs[line]) if p]
+    path = rng.choice(paths)
+    old = _get(objs[line], path)
+    if rng.random() < 0.5:
+        new: Any = _wrong_type(rng, old)
+        what = f"wrong type at line {line + 1} {path}"
+        # null is a legal value of some fields (error, group), and a number where the format allows any
+        # JSON (a raw value) is not damage the reader can see
+        expect = (
+            PLAUSIBLE if new is None or old is None or "value" in path[:1] and path[-1:] == ("value",) else MUST_REFUSE
+        )
+    else:
+        new = rng.choice(INT_BOUNDARIES) if type(old) is int else old
+        what, expect = f"value {new!r} at line {line + 1} {path}", PLAUSIBLE
+        if type(new) is int and not -(2**63) <= new < 2**63:
+            expect = MUST_REFUSE
+    _set(objs[line], path, new)
+    dst.write_text("\n".join(json.dumps(o) for o in objs) + "\n", encoding="utf-8")
+    return Mutation(f"schema: {what}", expect)
+
+
+def _only_last_line_broken(data: bytes) -> bool:
+    """Whether every line but the last is JSON and the last has no newline (a tolerated cut)."""
+    if data.endswith(b"\n"):
+        return False
+    head = data.rsplit(b"\n", 1)[0]
+    return _lines_equal(head, head) is not None
+
+
+def log_samples(root: Path) -> list[Path]:
+    """Kafka outputs as kconform logs reads them: a few of the recorded fixtures (tests/fixtures/logs),
+    a server log, a state-change-like KRaft log and dump-log output."""
+    fixtures = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "logs"
+    names = (
+        "server-0.11.0.0-isr-shrink-failover.log",
+        "server-4.1-kraft-isr-updates.log",
+        "dump-4.1.1-transaction-state.txt",
+        "dump-3.6.0-my-topic-deep.txt",
+    )
+    root.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name in names:
+        if (fixtures / name).is_file():
+            shutil.copyfile(fixtures / name, root / name)
+            out.append(root / name)
+    return out
+
+
+def mutate_log(rng: random.Random, sample: Path, dst: Path) -> Mutation:
+    """Byte-wise damage of a Kafka log or dump (flips, cuts, deleted / duplicated / swapped lines,
+    junk, huge lines, invalid UTF-8, changed digits). Logs hold lines kconform does not know and
+    are read leniently line by line, so any verdict is acceptable: no traceback, no hang."""
+    out, what = byte_mutation(rng, sample.read_bytes())
+    dst.write_bytes(out)
+    return Mutation(f"bytes: {what}", PLAUSIBLE)
+
+
+# --------------------------------------------------------------------------------------------
 # The registry
 # --------------------------------------------------------------------------------------------
 
@@ -647,6 +743,14 @@ def _convert_to_jsonl(path: Path, scratch: Path) -> list[str]:
     return ["convert", str(path), str(scratch / "jsonl")]
 
 
+def _probe_check(path: Path, scratch: Path) -> list[str]:
+    return ["probe", "--check", str(path), "--out", str(scratch / "probe")]
+
+
+def _logs_check(path: Path, scratch: Path) -> list[str]:
+    return ["logs", "check", str(path), "--out", str(scratch / "logs")]
+
+
 KINDS: dict[str, InputKind] = {
     kind.name: kind
     for kind in (
@@ -664,6 +768,8 @@ KINDS: dict[str, InputKind] = {
         ),
         InputKind("corpus", corpus_samples, mutate_corpus, (_mine_duckdb, _convert_to_jsonl)),
         InputKind("options", option_samples, mutate_options, (_argv_from_file,), frozenset({0, 1, 2})),
+        InputKind("history", history_samples, mutate_history, (_probe_check,), frozenset({0, 1, 3})),
+        InputKind("logs", log_samples, mutate_log, (_logs_check,)),
     )
 }
 """Every input kind the harness fuzzes; add one entry to fuzz a new kind."""

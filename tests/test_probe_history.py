@@ -112,6 +112,11 @@ def test_last_line_without_newline_but_whole_is_read(tmp_path: Path) -> None:
     ("edit", "line", "field", "message"),
     [
         (lambda ls: ls.__setitem__(2, ls[2][:-3]), 3, None, "not JSON"),
+        # JSON Python reads but kconform refuses everywhere (issue 20; found by the fuzz harness: the deep
+        # nesting was a RecursionError traceback, a duplicate key silently kept its last value)
+        (lambda ls: ls.__setitem__(2, "[" * 100_000 + "]" * 100_000), 3, None, "nested deeper than"),
+        (lambda ls: ls.__setitem__(2, ls[2].replace('"i":2', '"i":2,"i":2')), 3, None, "duplicate key 'i'"),
+        (lambda ls: ls.__setitem__(2, ls[2].replace('"i":2', '"i":' + "9" * 5_000)), 3, None, "more than 20 digits"),
         (lambda ls: ls.__setitem__(0, ls[0].replace('"version":1', '"version":9')), 1, "version", "unsupported"),
         (lambda ls: ls.__setitem__(0, ls[0].replace('"kconform-probe"', '"other"')), 1, "history", "not a kconform"),
         (lambda ls: ls.__setitem__(0, ls[0].replace('"seed":7', '"seed":"7"')), 1, "seed", "expected an integer"),

@@ -28,6 +28,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from kconform.traces.inputs import jsontext
+
 HISTORY_MARKER = "kconform-probe"
 """The ``history`` field of every header."""
 
@@ -833,13 +835,15 @@ class HistoryReader:
         except UnicodeDecodeError as e:
             raise HistoryError(self.path, line, None, f"not UTF-8 (byte {e.start})") from None
         try:
-            return json.loads(text)
-        except json.JSONDecodeError as e:
+            return jsontext.loads(text)
+        except jsontext.JsonTextError as e:
+            if e.column is None:  # JSON, but not as kconform accepts it anywhere: duplicate keys, depth, ...
+                raise HistoryError(self.path, line, None, f"not JSON kconform accepts: {e}") from None
             if not raw.endswith(b"\n"):
                 if last_line_ok:
                     return None
-                raise HistoryError(self.path, line, None, f"truncated line (no newline, not JSON: {e.msg})") from None
-            raise HistoryError(self.path, line, None, f"not JSON: {e.msg} (column {e.colno})") from None
+                raise HistoryError(self.path, line, None, f"truncated line (no newline, not JSON: {e})") from None
+            raise HistoryError(self.path, line, None, f"not JSON: {e}") from None
 
     def events(self) -> Iterator[OpEvent]:
         """The operation events in file order, validated; stops at a truncated last line (warning)."""
