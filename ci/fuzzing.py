@@ -668,7 +668,9 @@ def mutate_history(rng: random.Random, sample: Path, dst: Path) -> Mutation:
         # null is a legal value of some fields (error, group), and a number where the format allows any
         # JSON (a raw value) is not damage the reader can see
         expect = (
-            PLAUSIBLE if new is None or old is None or "value" in path[:1] and path[-1:] == ("value",) else MUST_REFUSE
+            PLAUSIBLE
+            if new is None or old is None or ("value" in path[:1] and path[-1:] == ("value",))
+            else MUST_REFUSE
         )
     else:
         new = rng.choice(INT_BOUNDARIES) if type(old) is int else old
