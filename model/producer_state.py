@@ -15,6 +15,7 @@ transaction's sequences continue after the last batch.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Final
 
 from kconform.model.errors import (
     INVALID_PRODUCER_EPOCH,
@@ -23,6 +24,7 @@ from kconform.model.errors import (
     OUT_OF_ORDER_SEQUENCE_NUMBER,
     TRANSACTION_COORDINATOR_FENCED,
 )
+from kconform.model.outcomes import BatchResult
 from kconform.model.txn_config import INT32_MAX
 
 NUM_BATCHES_TO_RETAIN = 5
@@ -30,10 +32,10 @@ NUM_BATCHES_TO_RETAIN = 5
 NO_EPOCH = -1
 NO_OFFSET = -1
 
-APPENDED = "appended"
-DUPLICATE = "duplicate"
-REJECTED = "rejected"
-VERIFYING = "verifying"
+APPENDED: Final = "appended"
+DUPLICATE: Final = "duplicate"
+REJECTED: Final = "rejected"
+VERIFYING: Final = "verifying"
 """Outcomes of a produce on a partition leader (TxnProduceHandled.outcome)."""
 
 
@@ -97,7 +99,7 @@ class BatchCheck:
     """The decision on a client batch: ``outcome`` APPENDED, DUPLICATE or REJECTED, Kafka's
     ``error``, and for a duplicate the original first offset."""
 
-    outcome: str
+    outcome: BatchResult
     error: int = NONE
     duplicate_of: int = NO_OFFSET
 

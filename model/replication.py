@@ -30,6 +30,7 @@ from kconform.model.errors import (
     UNKNOWN_LEADER_EPOCH,
 )
 from kconform.model.not_enabled import NotEnabled as NotEnabled
+from kconform.model.outcomes import EpochQueryResult, FetchResult, MetadataResult
 from kconform.model.records import Entry
 from kconform.model.state import (
     FETCHING,
@@ -233,7 +234,7 @@ def _require_alive(s: State, node: int) -> Replica:
 
 @dataclass(frozen=True)
 class MetadataOutcome:
-    outcome: str
+    outcome: MetadataResult
     truncated_to: int
     hw: int
 
@@ -270,6 +271,7 @@ def apply_metadata(s: State, cfg: ReplicationConfig, node: int, rec: PartitionRe
     if not r.registered or rec.partition_epoch <= r.partition_epoch or rec.leader_epoch < r.leader_epoch:
         return s, MetadataOutcome("ignored", -1, r.hw)
     truncated_to = -1
+    outcome: MetadataResult
     if rec.leader == node and rec.leader_epoch > r.leader_epoch:
         remotes = tuple(RemoteReplica(last_caught_up_ms=s.now_ms if f in rec.isr else None) for f in cfg.brokers)
         r = replace(
@@ -403,7 +405,7 @@ class FetchResponse:
 
 @dataclass(frozen=True)
 class FetchApplyOutcome:
-    outcome: str
+    outcome: FetchResult
     truncated_to: int
     appended: int
     hw: int
@@ -525,7 +527,7 @@ class EpochAnswer:
 
 @dataclass(frozen=True)
 class EpochApplyOutcome:
-    outcome: str
+    outcome: EpochQueryResult
     truncated_to: int
     hw: int
 

@@ -31,6 +31,7 @@ from kconform.model.errors import (
 )
 from kconform.model.frozen_map import FrozenMap
 from kconform.model.not_enabled import NotEnabled
+from kconform.model.outcomes import BatchResult
 from kconform.model.producer_state import ProducerEntry
 from kconform.model.records import ABORT_MARKER, COMMIT_MARKER, NO_CONTROL, AbortedTxn, Record, TopicOffset
 
@@ -122,7 +123,7 @@ class ProduceResult:
     """What the leader answered a produce: ``outcome`` of model.producer_state, error, base offset
     (the original one for a duplicate, -1 when nothing was appended)."""
 
-    outcome: str
+    outcome: BatchResult
     error: int = NONE
     base_offset: int = -1
 

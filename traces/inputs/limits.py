@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kconform.model import outcomes
+
 INT16_MAX = 2**15 - 1
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
@@ -140,11 +142,11 @@ TXN_STATES: tuple[str, ...] = (
 )
 """TransactionState names (model/txn_graph.py; "" none)."""
 
-_BATCH_OUTCOMES = ("appended", "duplicate", "rejected", "verifying")
+_BATCH_OUTCOMES = outcomes.values(outcomes.BatchResult)
 ENUMS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("metadata_applied", "outcome"): ("become_leader", "become_follower", "update_isr", "ignored"),
-    ("fetch_applied", "outcome"): ("appended", "diverged", "out_of_range", "error", "ignored"),
-    ("epoch_query_applied", "outcome"): ("truncated", "retry", "error", "ignored"),
+    ("metadata_applied", "outcome"): outcomes.values(outcomes.MetadataResult),
+    ("fetch_applied", "outcome"): outcomes.values(outcomes.FetchResult),
+    ("epoch_query_applied", "outcome"): outcomes.values(outcomes.EpochQueryResult),
     ("txn_produce_handled", "outcome"): _BATCH_OUTCOMES,
     ("verify_applied", "outcome"): _BATCH_OUTCOMES,
     **{
