@@ -275,7 +275,8 @@ def schema_mutation(rng: random.Random, objs: list[dict[str, Any]]) -> tuple[lis
         where = rng.choice(dict_paths)
         target = _get(objs[line], where)
         target[rng.choice(("extra", "nodee", "Kind", "_x"))] = rng.choice((0, "y", None))
-        free = where[-1:] == ("verdict",)  # a verdict keeps extra keys (e.g. the miner's finding)
+        # a verdict keeps extra keys (the miner's finding, explore's informational search bounds)
+        free = "verdict" in where
         return objs, f"an unknown key at line {line + 1} {where}", PLAUSIBLE if free else MUST_REFUSE, {}
     if choice == 4:
         where = rng.choice(dict_paths)
@@ -287,6 +288,7 @@ def schema_mutation(rng: random.Random, objs: list[dict[str, Any]]) -> tuple[lis
                 key in ("init_events", "invariants")
                 or "config" in where
                 or (where[-1:] == ("verdict",) and key not in ("kind", "name", "message", "step"))
+                or where[:2] == ("verdict", "bounds")  # explore's bounds: information, replay never reads them
             )
             return objs, f"{key!r} deleted at line {line + 1}", PLAUSIBLE if optional else MUST_REFUSE, {}
     if choice == 5:

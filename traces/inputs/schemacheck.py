@@ -213,7 +213,8 @@ def _compiled(defname: str) -> Validator:
         def one_of(v: Any) -> bool:
             if type(v) is not dict:
                 return False
-            alt = by_tag.get(v.get(key))
+            tag = v.get(key)
+            alt = by_tag.get(tag) if isinstance(tag, str) else None  # a list or dict tag is unhashable
             return alt is not None and alt(v)
 
         return one_of
