@@ -30,9 +30,9 @@ from kconform.model.errors import (
     NONE,
     NOT_COORDINATOR,
     PRODUCER_FENCED,
+    RETRIABLE_MARKER_ERRORS,
     TRANSACTION_ABORTABLE,
     TRANSACTION_COORDINATOR_FENCED,
-    ErrorCode,
 )
 from kconform.model.not_enabled import NotEnabled as NotEnabled
 from kconform.model.txn_config import SHORT_MAX, TxnConfig
@@ -376,20 +376,6 @@ def complete(meta: TxnMetadata, cfg: TxnConfig, now_ms: int) -> TxnMetadata:
     if meta.next_pid != NO_PID:
         changes.update(pid=meta.next_pid, epoch=0, previous_pid=meta.pid, next_pid=NO_PID)
     return _to(meta, cfg, target, **changes)
-
-
-RETRIABLE_MARKER_ERRORS: frozenset[int] = frozenset(
-    {
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        ErrorCode.NOT_ENOUGH_REPLICAS,
-        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-        ErrorCode.REQUEST_TIMED_OUT,
-        ErrorCode.KAFKA_STORAGE_ERROR,
-    }
-)
-"""UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS(_AFTER_APPEND),
-REQUEST_TIMED_OUT, KAFKA_STORAGE_ERROR: the marker is re-sent (kafka-facts §1.8)."""
 
 
 def marker_answered(meta: TxnMetadata, cfg: TxnConfig, now_ms: int, partition: str, error: int) -> TxnMetadata:

@@ -87,5 +87,18 @@ TRANSACTIONAL_ID_NOT_FOUND = ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
 INELIGIBLE_REPLICA = ErrorCode.INELIGIBLE_REPLICA
 TRANSACTION_ABORTABLE = ErrorCode.TRANSACTION_ABORTABLE
 
+RETRIABLE_MARKER_ERRORS: frozenset[ErrorCode] = frozenset(
+    {
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+        ErrorCode.REQUEST_TIMED_OUT,
+        ErrorCode.KAFKA_STORAGE_ERROR,
+    }
+)
+"""The WriteTxnMarkers answers after which the coordinator re-sends the marker
+(TransactionMarkerRequestCompletionHandler: "these are retriable errors"; kafka-facts §1.8)."""
+
 ERRORS: dict[int, str] = {code.value: code.name for code in ErrorCode}
 """Code → Kafka's name, for reports and coverage keys."""

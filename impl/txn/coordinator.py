@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kconform.model.errors import ErrorCode
+from kconform.model.errors import RETRIABLE_MARKER_ERRORS
 from kconform.model.txn_config import SHORT_MAX
 from kconform.traces.events import (
     CONCURRENT_TRANSACTIONS,
@@ -73,18 +73,6 @@ MARKER_TIMEOUT_MS = 30_000
 """A marker unanswered this long is re-sent (request.timeout.ms of the inter-broker client)."""
 TXN_ID_EXPIRY_CHECK_MS = 3_600_000
 """transaction.remove.expired.transaction.cleanup.interval.ms (kafka-facts §8)."""
-RETRIABLE_MARKER_ERRORS: frozenset[int] = frozenset(
-    {
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.NOT_LEADER_OR_FOLLOWER,
-        ErrorCode.NOT_ENOUGH_REPLICAS,
-        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-        ErrorCode.REQUEST_TIMED_OUT,
-        ErrorCode.KAFKA_STORAGE_ERROR,
-    }
-)
-"""UNKNOWN_TOPIC_OR_PARTITION, NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS(_AFTER_APPEND),
-REQUEST_TIMED_OUT, KAFKA_STORAGE_ERROR (kafka-facts §1.8)."""
 
 
 @dataclass
