@@ -34,7 +34,9 @@ def _consume(bootstrap: str, topic: str, committed: bool, want: int, seconds: fl
         while time.monotonic() < deadline and len(got) < want:
             m = c.poll(0.2)
             if m is not None and m.error() is None:
-                got.append(m.value())
+                value = m.value()
+                assert value is not None, "every record the test produced has a value"
+                got.append(value)
         if got:
             c.commit(asynchronous=False)
     finally:

@@ -118,7 +118,9 @@ def test_librdkafka_under_the_schedule_stays_exactly_once_and_conformant(tmp_pat
         while time.monotonic() < deadline and len(got) < 8:
             m = c.poll(0.2)
             if m is not None and m.error() is None:
-                got.append(m.value())
+                value = m.value()
+                assert value is not None, "every record the test produced has a value"
+                got.append(value)
         c.close()
         failure = served.call(lambda: cluster.failure)
         injected = served.call(lambda: dict(server.stats.injected))

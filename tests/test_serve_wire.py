@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import struct
+from collections.abc import Iterator
 
 import pytest
 from kio.serial import entity_reader
@@ -111,7 +112,7 @@ def _closed(sock: socket.socket) -> bool:
 
 
 @pytest.fixture()
-def served() -> ServerThread:
+def served() -> Iterator[ServerThread]:
     thread = ServerThread(Server(ServedCluster(served_config(1)), max_request_bytes=1024))
     thread.start()
     yield thread
