@@ -58,9 +58,11 @@ def run_campaign(
     progress: Callable[[int, int], None] | None = None,
     zoo: bool = True,
     adapter_timeout_s: float = ADAPTER_TIMEOUT_S,
+    shrink: bool = True,
 ) -> CampaignResult:
     """Run the zoo (unless ``zoo`` is False), then random search until the example or time budget is
-    spent or a failure is found (and shrunk)."""
+    spent or a failure is found (and shrunk, unless ``shrink`` is False: the verdict is the same,
+    the failing run is the first one found; mutation testing only needs the verdict)."""
     if examples is None and seconds is None:
         examples = 100
     part = for_config(cfg)
@@ -93,7 +95,7 @@ def run_campaign(
                 stateful_step_count=steps,
                 deadline=None,
                 database=None,
-                phases=[Phase.generate, Phase.target, Phase.shrink],
+                phases=[Phase.generate, Phase.target, Phase.shrink] if shrink else [Phase.generate, Phase.target],
                 suppress_health_check=list(HealthCheck),
                 verbosity=Verbosity.quiet,
                 report_multiple_bugs=False,
