@@ -53,6 +53,21 @@ class Consume(Operation):
 
 
 @dataclass(frozen=True)
+class RogueFetch(Operation):
+    """An adversarial consumer (issue 17): a read_uncommitted Fetch from ``offset`` sent to
+    ``broker`` whether or not it leads, with currentLeaderEpoch the controller's current leader
+    epoch shifted by ``epoch_delta`` (stale: FENCED_LEADER_EPOCH, future: UNKNOWN_LEADER_EPOCH,
+    KIP-320; below 0 it is -1, an old client sending none). The consumer ignores the answer beyond
+    its usual metadata refresh; the judge checks the broker's (Partition / ReplicaManager
+    checks, then the offset range: OFFSET_OUT_OF_RANGE past the LEO)."""
+
+    kind: ClassVar[str] = "rogue_fetch"
+    broker: int
+    offset: int
+    epoch_delta: int
+
+
+@dataclass(frozen=True)
 class Crash(Operation):
     """Broker ``broker`` crashes (loses what it did not flush)."""
 
@@ -204,6 +219,31 @@ class Send(Operation):
 
 
 @dataclass(frozen=True)
+class RogueProduce(Operation):
+    """An adversarial client (issue 17): ``client``'s producer id sends one batch of ``count`` new
+    records (fresh rids) that a buggy, old or malicious client may send: its base sequence is the
+    client's next sequence on ``partition`` shifted by ``seq_delta`` (a gap, a replay of an older
+    range, a new epoch starting at a non-zero sequence), its epoch the client's shifted by
+    ``epoch_delta`` (stale or future), sent to ``broker`` (-1: the partition's leader; another
+    broker: a request to a non-leader), transactional iff the client is, whether or not the
+    partition was added to the transaction. The client ignores the answer; the judge checks the
+    broker's (ProducerAppendInfo, ReplicaManager). Ignored when both shifts are 0 (a well-formed
+    batch is a ``send``), before the client has a producer id, and for a transactional client
+    with ``epoch_delta`` > 0 or without KIP-890 part 1 verification: Kafka has no broker check
+    that refuses those (a future epoch inside a transaction, or a transactional batch on a
+    partition the coordinator does not know, leaves a hanging transaction, the hole KIP-890
+    closes), so no answer would tell a buggy broker from a correct one."""
+
+    kind: ClassVar[str] = "rogue_produce"
+    client: int
+    partition: str
+    broker: int
+    seq_delta: int
+    epoch_delta: int
+    count: int
+
+
+@dataclass(frozen=True)
 class CommitTxn(Operation):
     """``client`` commits: EndTxn(commit) once its batches and offset commits are answered."""
 
@@ -313,6 +353,7 @@ OPERATION_TYPES: dict[str, type[Operation]] = {
         Boot,
         Produce,
         Consume,
+        RogueFetch,
         Crash,
         Restart,
         Isolate,
@@ -329,6 +370,7 @@ OPERATION_TYPES: dict[str, type[Operation]] = {
         InitProducer,
         BeginTxn,
         Send,
+        RogueProduce,
         CommitTxn,
         AbortTxn,
         SendOffsets,

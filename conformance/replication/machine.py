@@ -11,11 +11,16 @@ from kconform.conformance.runner import LockstepRun
 from kconform.model.config import ReplicationConfig
 from kconform.traces import operations as ops
 
-FAMILIES = ("consume", "scheduling", "message-faults", "lag", "crash", "isolate", "leadership")
+FAMILIES = ("consume", "scheduling", "message-faults", "lag", "crash", "isolate", "leadership", "adversarial")
 """Rule families switched on or off per run (swarm testing, Groce et al. 2012): a run that only
 moves leaders and delivers messages reaches fast-failover interleavings that a run diluted by
 every fault rarely does. Produce, healthy runs, targeted delivery and small clock steps are always on;
-"scheduling" adds fine-grained delivery (settle a few, deliver by queue position)."""
+"scheduling" adds fine-grained delivery (settle a few, deliver by queue position); "adversarial"
+adds the fetches a buggy, old or malicious consumer sends (``rogue_fetch``: any broker, a stale,
+future or missing leader epoch, offsets past the LEO)."""
+ROGUE_EPOCH_DELTAS = (-2, -1, 0, 0, 1)
+"""Leader-epoch shifts of a rogue fetch: stale (FENCED_LEADER_EPOCH), current, future
+(UNKNOWN_LEADER_EPOCH); below epoch 0 the fetch carries none (-1, a pre-KIP-320 client)."""
 
 
 def _epoch_spread(run: LockstepRun) -> float:
@@ -55,6 +60,12 @@ def rules(base: type[SliceMachine], cfg: ReplicationConfig) -> type[SliceMachine
         @rule(offset=st.integers(0, 8))
         def consume(self, offset: int) -> None:
             self._do(ops.Consume(offset=offset))
+
+        @precondition(lambda self: "adversarial" in self.families)
+        @rule(broker=brokers, offset=st.integers(0, 12), epoch_delta=st.sampled_from(ROGUE_EPOCH_DELTAS))
+        def rogue_fetch(self, broker: int, offset: int, epoch_delta: int) -> None:
+            """A fetch a buggy, old or malicious consumer sends (issue 17)."""
+            self._do(ops.RogueFetch(broker, offset, epoch_delta))
 
         @precondition(lambda self: "crash" in self.families)
         @rule(broker=brokers)

@@ -94,7 +94,39 @@ REJOIN_BEFORE_EPOCH_START = Scenario(
     ),
 )
 
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in (FAST_FAILOVER, REJOIN_BEFORE_EPOCH_START)}
+ADVERSARIAL_CONSUMER = Scenario(
+    name="adversarial-consumer",
+    doc=(
+        "Issue 17 (adversarial clients): after a leader move (epoch 1 on broker 1) a consumer sends "
+        "what a buggy, old or malicious one may: a stale leader epoch (FENCED_LEADER_EPOCH) and a "
+        "future one (UNKNOWN_LEADER_EPOCH) to the leader (KIP-320, Partition.checkCurrentLeaderEpoch), "
+        "a fetch to the old leader (NOT_LEADER_OR_FOLLOWER, ReplicaManager), offsets past and at "
+        "the LEO (OFFSET_OUT_OF_RANGE, an empty answer) and a fetch without an epoch (served "
+        "unchecked, a pre-KIP-320 client). The reference clients always send their cached epoch "
+        "to their cached leader, so no random run of the default gate reaches most of these answers."
+    ),
+    min_replicas=2,
+    ops=(
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Run(1000),
+        o.MoveLeader(1),
+        o.Run(1000),
+        o.Produce(2, -1),
+        o.Run(1000),
+        o.RogueFetch(1, 0, -1),
+        o.RogueFetch(1, 0, 1),
+        o.RogueFetch(0, 0, 0),
+        o.RogueFetch(1, 9, 0),
+        o.RogueFetch(1, 2, 0),
+        o.RogueFetch(1, 1, -5),
+        o.Run(1000),
+    ),
+)
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s for s in (FAST_FAILOVER, REJOIN_BEFORE_EPOCH_START, ADVERSARIAL_CONSUMER)
+}
 
 
 def zoo(cfg: ReplicationConfig) -> list[Scenario]:

@@ -44,11 +44,23 @@ FAMILIES = (
     "scheduling",
     "timeouts",
     "liveness",
+    "adversarial",
 )
 """Rule families switched on or off per run (swarm testing, Groce et al. 2012). Transactions,
 sends, commits and aborts, new producer instances, consumers, healthy runs, HW advances and small
 clock steps are always on; "zombie" lets older instances keep acting after being fenced,
-"liveness" adds Quiesce (deliver everything, then every transaction must have ended)."""
+"liveness" adds Quiesce (deliver everything, then every transaction must have ended);
+"adversarial" adds the batches a buggy, old or malicious client sends (``rogue_produce``)."""
+ROGUE_SEQ_DELTAS = (-3, -1, 0, 1, 2)
+"""Sequence shifts of a rogue batch: a replay of an older range (a duplicate when it matches one
+of the last 5 batches exactly, else OUT_OF_ORDER_SEQUENCE_NUMBER), a gap, and 0 (with an epoch
+shift: a new epoch starting at the next sequence, non-zero once the client has sent)."""
+ROGUE_EPOCH_DELTAS = (0, 0, -1, 1)
+"""Epoch shifts: the client's own epoch, a stale one (INVALID_PRODUCER_EPOCH once the partition
+holds the newer one), a future one (accepted only at sequence 0: ProducerAppendInfo.checkSequence)."""
+ROGUE_BROKERS = (-1, -1, -1, 0, 1)
+"""Where a rogue batch goes: mostly the leader (-1), sometimes a fixed broker (a non-leader:
+NOT_LEADER_OR_FOLLOWER, ReplicaManager)."""
 
 
 def _distinct_outcomes(run: LockstepRun) -> float:
@@ -123,6 +135,25 @@ def rules(base: type[SliceMachine], cfg: TxnConfig) -> type[SliceMachine]:
                 self.started.add(IDEMPOTENT_CLIENT)
                 self._do(ops.InitProducer(client=IDEMPOTENT_CLIENT, txn_id=""))
             self._do(ops.Send(client=IDEMPOTENT_CLIENT, partition=partition, count=count))
+
+        @precondition(lambda self: "adversarial" in self.families)
+        @rule(
+            back=which,
+            idempotent=st.booleans(),
+            partition=partitions,
+            broker=st.sampled_from(ROGUE_BROKERS),
+            seq_delta=st.sampled_from(ROGUE_SEQ_DELTAS),
+            epoch_delta=st.sampled_from(ROGUE_EPOCH_DELTAS),
+            count=st.integers(1, 2),
+        )
+        def rogue_produce(
+            self, back: int, idempotent: bool, partition: str, broker: int, seq_delta: int, epoch_delta: int, count: int
+        ) -> None:
+            """A batch a buggy, old or malicious client sends under a real producer id (issue 17)."""
+            use_idempotent = idempotent and IDEMPOTENT_CLIENT in self.started
+            client = IDEMPOTENT_CLIENT if use_idempotent else self._client(back)
+            broker = broker if broker < cfg.brokers else -1
+            self._do(ops.RogueProduce(client, partition, broker, seq_delta, epoch_delta, count))
 
         # Consumers and offsets ----------------------------------------------------------------
 

@@ -137,6 +137,57 @@ OLDER_IN_FLIGHT_DUPLICATE = Scenario(
     ),
 )
 
+ADVERSARIAL_PRODUCER = Scenario(
+    name="adversarial-producer",
+    doc=(
+        "Issue 17 (adversarial clients): what a buggy, old or malicious client sends under a real "
+        "producer id, each answered by Kafka's own checks (ProducerAppendInfo.checkProducerEpoch / "
+        "checkSequence, ProducerStateManager's 5-batch cache, ReplicaManager's leadership and "
+        "KIP-890 verification): a gapped sequence and a partial replay (OUT_OF_ORDER_SEQUENCE_NUMBER), "
+        "an exact replay (a duplicate with the original offset), a new epoch starting at a non-zero "
+        "sequence (OUT_OF_ORDER_SEQUENCE_NUMBER), the same batch to a non-leader "
+        "(NOT_LEADER_OR_FOLLOWER), a new epoch at sequence 0 (appended: it fences the old epoch), a "
+        "stale epoch inside a transaction (INVALID_PRODUCER_EPOCH) and a transactional batch on a "
+        "partition the transaction never added (verification refuses it)."
+    ),
+    mutants=(),
+    ops=(
+        o.InitProducer(IDEMPOTENT, ""),
+        o.Settle(100),
+        o.Send(IDEMPOTENT, "t-0", 2),
+        o.Settle(100),
+        o.RogueProduce(IDEMPOTENT, "t-0", -1, 1, 0, 1),
+        o.Settle(100),
+        o.RogueProduce(IDEMPOTENT, "t-0", -1, -2, 0, 2),
+        o.Settle(100),
+        o.RogueProduce(IDEMPOTENT, "t-0", -1, -1, 0, 1),
+        o.Settle(100),
+        o.RogueProduce(IDEMPOTENT, "t-0", -1, 0, 1, 1),
+        o.Settle(100),
+        o.RogueProduce(IDEMPOTENT, "t-0", 1, -2, 0, 2),
+        o.Settle(100),
+        o.RogueProduce(IDEMPOTENT, "t-0", -1, -2, 1, 1),
+        o.Settle(100),
+        o.Send(IDEMPOTENT, "t-0", 1),
+        o.Settle(100),
+        *_INIT,
+        o.InitProducer(SUCCESSOR, TXN_ID),
+        o.Settle(100),
+        o.BeginTxn(SUCCESSOR),
+        o.Send(SUCCESSOR, "t-0", 1),
+        o.Settle(100),
+        o.RogueProduce(SUCCESSOR, "t-0", -1, 1, -1, 1),
+        o.Settle(100),
+        o.RogueProduce(SUCCESSOR, "t-1", -1, 1, 0, 1),
+        o.Settle(100),
+        o.CommitTxn(SUCCESSOR),
+        o.Settle(1000),
+        *_HW,
+        o.ConsumeTxn(CONSUMER, "t-0", True),
+        o.Settle(10),
+    ),
+)
+
 READ_COMMITTED_DURING_OPEN_TXN = Scenario(
     name="read-committed-during-open-txn",
     doc=(
@@ -400,6 +451,7 @@ SCENARIOS: dict[str, Scenario] = {
         LATE_END_TXN,
         STALE_COORDINATOR_MARKER,
         FAILOVER_AFTER_PREPARE,
+        ADVERSARIAL_PRODUCER,
         EPOCH_EXHAUSTION,
     )
 }

@@ -71,6 +71,14 @@ class Consumer(_Client):
         current_leader_epoch = self.leader_epoch if self.rt.config.protocol.fenced else -1
         self.rt.network.send(self.node, self.leader, ConsumerFetchRequest(offset, current_leader_epoch))
 
+    def rogue_fetch(self, broker: int, offset: int, epoch_delta: int) -> None:
+        """Operation ``rogue_fetch``: a Fetch to ``broker`` (leader or not) with the controller's
+        current leader epoch shifted by ``epoch_delta`` (-1, no epoch, when that is below 0 or the
+        protocol rung predates KIP-320)."""
+        fenced = self.rt.config.protocol.fenced  # before KIP-320 (Fetch < v9) no client can send one
+        epoch = max(-1, self.controller.record.leader_epoch + epoch_delta) if fenced else -1
+        self.rt.network.send(self.node, broker, ConsumerFetchRequest(offset, epoch))
+
     def receive(self, msg: Message) -> None:
         payload = msg.payload
         assert isinstance(payload, ConsumerFetchResponse), f"consumer got {type(payload).__name__}"

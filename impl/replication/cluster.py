@@ -22,6 +22,7 @@ from kconform.traces.operations import (
     Operation,
     Produce,
     Restart,
+    RogueFetch,
 )
 
 from ..clock import Scheduler
@@ -89,6 +90,9 @@ class SimulatedCluster(Simulation[Runtime]):
             self.producer.produce(op.rid, op.acks)
         elif isinstance(op, Consume):
             self.consumer.consume(op.offset)
+        elif isinstance(op, RogueFetch):
+            if 0 <= op.broker < self.rt.config.replicas:
+                self.consumer.rogue_fetch(op.broker, op.offset, op.epoch_delta)
         elif isinstance(op, Crash):
             self._crash(op.broker)
         elif isinstance(op, Restart):

@@ -59,6 +59,8 @@ from .messages import (
 from .runtime import TxnWorld
 
 MAX_IN_FLIGHT = 5
+INT32_MAX = 2**31 - 1
+INT16_MAX = 2**15 - 1
 RETRY_BACKOFF_MS = 100
 REQUEST_TIMEOUT_MS = 30_000
 DELIVERY_TIMEOUT_MS = 120_000
@@ -182,6 +184,30 @@ class TxnProducer:
             self.adding.add(partition)
             self._send_coordinator("add", AddPartitionsRequest(self.txn_id, self.pid, self.epoch, (partition,)))
         self._drain(partition)
+
+    def rogue_produce(
+        self, partition: str, broker: int, seq_delta: int, epoch_delta: int, rids: tuple[int, ...]
+    ) -> bool:
+        """Send one batch an adversarial client may send under this producer's id (operation
+        ``rogue_produce``: a shifted sequence and epoch, maybe to a non-leader, maybe before
+        AddPartitionsToTxn); the answer finds no batch of this producer and is ignored, so the
+        producer's own state never changes. False (nothing sent) when the operation says to ignore it."""
+        if self.pid < 0 or (seq_delta == 0 and epoch_delta == 0):
+            return False
+        if self.txn_id and (epoch_delta > 0 or not self.world.config.verification):
+            return False
+        ps = self.partitions.get(partition)
+        base_seq = (ps.next_seq if ps is not None else 0) + seq_delta
+        epoch = self.epoch + epoch_delta
+        if not 0 <= base_seq <= INT32_MAX or not 0 <= epoch <= INT16_MAX:
+            return False
+        leader = self.world.metadata.leaders[partition]
+        dst = leader if broker < 0 else broker
+        request = TxnProduceRequest(
+            partition, self.txn_id, self.pid, epoch, base_seq, rids, bool(self.txn_id), self.ctxn if self.txn_id else -1
+        )
+        self.world.network.send(self.node, dst, request)
+        return True
 
     def send_offsets(self, group: str, offset: TopicOffset) -> None:
         if not self.txn_id or self.state != IN_TRANSACTION:

@@ -25,6 +25,7 @@ from kconform.traces.operations import (
     MoveCoordinator,
     Operation,
     Quiesce,
+    RogueProduce,
     Send,
     SendOffsets,
     WireRequest,
@@ -98,6 +99,13 @@ class TxnSimulation(Simulation[TxnWorld]):
                 rids = tuple(range(self.next_rid, self.next_rid + op.count))
                 self.next_rid += op.count
                 producer.send(op.partition, rids)
+        elif isinstance(op, RogueProduce):
+            producer = self.producers.get(op.client)
+            ok = 1 <= op.count <= MAX_BATCH_RECORDS and op.partition in cfg.data and op.broker < cfg.brokers
+            if producer is not None and ok:
+                rids = tuple(range(self.next_rid, self.next_rid + op.count))
+                if producer.rogue_produce(op.partition, op.broker, op.seq_delta, op.epoch_delta, rids):
+                    self.next_rid += op.count
         elif isinstance(op, CommitTxn | AbortTxn):
             producer = self.producers.get(op.client)
             if producer is not None:

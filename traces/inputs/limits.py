@@ -203,6 +203,9 @@ OPERATION_RULES: dict[tuple[str, str], Range | str] = {
     ("produce", "rid"): Range(0, INT64_MAX, "a record id (int64)"),
     ("produce", "acks"): ACKS,
     ("consume", "offset"): Range(0, INT64_MAX, "an int64 fetch offset"),
+    ("rogue_fetch", "broker"): BROKER_REF,
+    ("rogue_fetch", "offset"): Range(0, INT64_MAX, "an int64 fetch offset"),
+    ("rogue_fetch", "epoch_delta"): Range(-INT32_MAX, INT32_MAX, "a leader epoch shift"),
     ("crash", "broker"): BROKER_REF,
     ("restart", "broker"): BROKER_REF,
     ("isolate", "broker"): BROKER_REF,
@@ -221,6 +224,12 @@ OPERATION_RULES: dict[tuple[str, str], Range | str] = {
     ("send", "client"): CLIENT_REF,
     ("send", "partition"): DATA_PARTITION_REF,
     ("send", "count"): Range(1, MAX_BATCH_RECORDS, f"a batch of 1..{MAX_BATCH_RECORDS} records"),
+    ("rogue_produce", "client"): CLIENT_REF,
+    ("rogue_produce", "partition"): DATA_PARTITION_REF,
+    ("rogue_produce", "broker"): Range(-1, INT32_MAX, "a broker id (-1: the partition's leader)"),
+    ("rogue_produce", "seq_delta"): Range(-INT32_MAX, INT32_MAX, "a sequence shift"),
+    ("rogue_produce", "epoch_delta"): Range(-32_767, 32_767, "a producer epoch shift (int16)"),
+    ("rogue_produce", "count"): Range(1, MAX_BATCH_RECORDS, f"a batch of 1..{MAX_BATCH_RECORDS} records"),
     ("commit_txn", "client"): CLIENT_REF,
     ("abort_txn", "client"): CLIENT_REF,
     ("send_offsets", "client"): CLIENT_REF,
@@ -251,6 +260,7 @@ TXN_OPERATIONS: frozenset[str] = frozenset(
         "init_producer",
         "begin_txn",
         "send",
+        "rogue_produce",
         "commit_txn",
         "abort_txn",
         "send_offsets",
@@ -265,6 +275,6 @@ TXN_OPERATIONS: frozenset[str] = frozenset(
 )
 """Operations only the exactly-once cluster runs."""
 REPLICATION_OPERATIONS: frozenset[str] = frozenset(
-    {"produce", "consume", "crash", "restart", "isolate", "heal", "move_leader", "model_action"}
+    {"produce", "consume", "rogue_fetch", "crash", "restart", "isolate", "heal", "move_leader", "model_action"}
 )
 """Operations only the replication cluster (or the model search) runs."""

@@ -1,0 +1,233 @@
+"""Adversarial clients (issue 17 §Power): the batches a buggy, old or malicious producer sends
+(``rogue_produce``) and the fetches such a consumer sends (``rogue_fetch``) are answered as Kafka
+answers them, the model says so, and a broker bug in each validation path they reach is caught by
+the zoo scenarios ``adversarial-producer`` and ``adversarial-consumer`` (and goes unseen without
+their rogue requests: the reference clients never send them).
+
+Kafka's answers, by the check that gives them:
+- ProducerAppendInfo.checkSequence: a gap or a partial replay in the same epoch, and a new epoch
+  starting at a non-zero sequence, are OUT_OF_ORDER_SEQUENCE_NUMBER (45); a new epoch at sequence
+  0 is appended (and fences the old epoch: its next batch is INVALID_PRODUCER_EPOCH, 47);
+- ProducerStateManager / ProducerStateEntry.findDuplicateBatch: an exact replay of one of the last 5
+  batches is answered NONE with the original offset, nothing appended;
+- ProducerAppendInfo.checkProducerEpoch: an older epoch than the partition holds is
+  INVALID_PRODUCER_EPOCH (47);
+- ReplicaManager (Partition.appendRecordsToLeader): a broker that does not lead the partition
+  answers NOT_LEADER_OR_FOLLOWER (6);
+- ReplicaManager's KIP-890 part 1 verification (AddPartitionsToTxnManager): a transactional batch
+  on a partition the transaction never added is refused, INVALID_TXN_STATE (48).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from kconform.conformance.judge import NON_CONFORMANCE
+from kconform.conformance.replication import scenarios as rscen
+from kconform.conformance.runner import LockstepRun
+from kconform.conformance.txn.scenarios import ADVERSARIAL_PRODUCER, run_scenario
+from kconform.impl.replication.cluster import ReferenceCluster
+from kconform.impl.replication.partition import Partition
+from kconform.impl.txn import log as txn_log
+from kconform.impl.txn.cluster import TxnCluster
+from kconform.model.config import ReplicationConfig
+from kconform.model.txn_config import TxnConfig
+from kconform.traces import events as ev
+from kconform.traces import operations as ops
+
+OOS = ev.OUT_OF_ORDER_SEQUENCE_NUMBER
+FENCED = ev.INVALID_PRODUCER_EPOCH
+
+KAFKA_ANSWERS = [
+    # (partition, epoch, base_seq, outcome, error, base_offset): the idempotent producer (pid 1000)
+    ("t-0", 0, 0, "appended", ev.NONE, 0),  # its own first batch, seqs 0-1
+    ("t-0", 0, 3, "rejected", OOS, -1),  # gap
+    ("t-0", 0, 0, "duplicate", ev.NONE, 0),  # exact replay of seqs 0-1
+    ("t-0", 0, 1, "rejected", OOS, -1),  # partial replay (seq 1 alone): no duplicate, out of order
+    ("t-0", 1, 2, "rejected", OOS, -1),  # new epoch at a non-zero sequence
+    ("t-0", 0, 0, "rejected", ev.NOT_LEADER_OR_FOLLOWER, -1),  # to broker 1, which does not lead t-0
+    ("t-0", 1, 0, "appended", ev.NONE, 2),  # new epoch at sequence 0
+    ("t-0", 0, 2, "rejected", FENCED, -1),  # the client's own next batch, now of a stale epoch
+]
+
+
+def _run(cfg: TxnConfig) -> LockstepRun:
+    return run_scenario(TxnCluster(), ADVERSARIAL_PRODUCER, cfg, frozenset())
+
+
+def _produced(run: LockstepRun) -> list[ev.TxnProduceHandled]:
+    return [e for step in run.steps for e in step.events if isinstance(e, ev.TxnProduceHandled)]
+
+
+@pytest.mark.parametrize("tv", [0, 2])
+def test_the_reference_answers_as_kafka_and_the_model_agrees(tv: int) -> None:
+    run = _run(TxnConfig(transaction_version=tv))
+    assert run.failure is None, run.failure
+    produced = _produced(run)
+    idempotent = [e for e in produced if e.pid == produced[0].pid]
+    got = [(e.partition, e.epoch, e.base_seq, e.outcome, e.error, e.base_offset) for e in idempotent]
+    assert got == KAFKA_ANSWERS
+    transactional = [e for e in produced if e.pid != produced[0].pid]
+    stale = [e for e in transactional if e.epoch == 0]
+    assert [(e.outcome, e.error) for e in stale] == [("rejected", FENCED)]  # inside the transaction
+    verifications = [e for step in run.steps for e in step.events if isinstance(e, ev.VerifyApplied)]
+    assert [(v.outcome, v.error) for v in verifications] == [("appended", ev.NONE), ("rejected", ev.INVALID_TXN_STATE)]
+
+
+def test_without_verification_a_transactional_rogue_batch_is_not_sent() -> None:
+    """Without KIP-890 part 1 Kafka has no broker check for a transactional batch on a partition the
+    coordinator does not know (the hanging transaction): the operation sends nothing then."""
+    run = _run(TxnConfig(transaction_version=0, verification=False))
+    assert run.failure is None, run.failure
+    transactional = [e for e in _produced(run) if e.txn_id]
+    assert [e.base_seq for e in transactional] == [0]  # the successor's own batch only
+
+
+def test_a_well_formed_or_impossible_rogue_batch_is_ignored() -> None:
+    cluster = TxnCluster()
+    try:
+        cluster.reset(TxnConfig(), 0, frozenset())
+        cluster.apply(ops.InitProducer(15, ""))
+        cluster.apply(ops.Settle(100))
+        for op in (
+            ops.RogueProduce(15, "t-0", -1, 0, 0, 1),  # a well-formed batch: that is a send
+            ops.RogueProduce(15, "t-0", -1, 0, -1, 1),  # epoch -1
+            ops.RogueProduce(15, "t-0", -1, -1, 0, 1),  # sequence -1
+            ops.RogueProduce(15, "t-9", -1, 1, 0, 1),  # no such partition
+            ops.RogueProduce(15, "t-0", 7, 1, 0, 1),  # no such broker
+            ops.RogueProduce(3, "t-0", -1, 1, 0, 1),  # no such client
+        ):
+            cluster.apply(op)
+            assert cluster.apply(ops.Settle(100)) == [], op
+    finally:
+        cluster.close()
+
+
+Planted = Callable[..., Any]
+
+
+def _gaps_accepted(original: Planted) -> Planted:
+    def check(self: Any, pid: int, entry: Any, epoch: int, base_seq: int) -> bool:
+        last = entry.batches[-1].last_seq if entry.batches else -1
+        return bool(original(self, pid, entry, epoch, base_seq)) or (epoch == entry.epoch and base_seq > last)
+
+    return check
+
+
+def _new_epoch_any_sequence(original: Planted) -> Planted:
+    def check(self: Any, pid: int, entry: Any, epoch: int, base_seq: int) -> bool:
+        return epoch > entry.epoch or bool(original(self, pid, entry, epoch, base_seq))
+
+    return check
+
+
+def _partial_replay_is_duplicate(original: Planted) -> Planted:
+    def find(self: Any, pid: int, epoch: int, base_seq: int, count: int) -> int | None:
+        entry = self.producers.get(pid)
+        if entry is not None and entry.epoch == epoch:
+            for b in entry.batches:
+                if b.first_seq <= base_seq <= b.last_seq:
+                    return int(b.first_offset)
+        return None
+
+    return find
+
+
+def _stale_epoch_in_transaction(original: Planted) -> Planted:
+    def append(self: Any, pid: int, epoch: int, *rest: Any) -> Any:
+        entry = self.producers.get(pid)
+        stored = entry.epoch if entry is not None and entry.txn_first_offset >= 0 else epoch
+        return original(self, pid, max(epoch, stored), *rest)
+
+    return append
+
+
+PLANTED = {
+    "gaps accepted (checkSequence)": ("_sequence_ok", _gaps_accepted),
+    "a new epoch at any sequence (checkSequence)": ("_sequence_ok", _new_epoch_any_sequence),
+    "a partial replay answered as a duplicate (findDuplicateBatch)": ("find_duplicate", _partial_replay_is_duplicate),
+    "a stale epoch accepted inside a transaction (checkProducerEpoch)": ("append_client", _stale_epoch_in_transaction),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(PLANTED))
+def test_a_planted_broker_bug_on_the_adversarial_path_is_caught(bug: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    name, plant = PLANTED[bug]
+    monkeypatch.setattr(txn_log.TxnPartitionLog, name, plant(getattr(txn_log.TxnPartitionLog, name)))
+    run = _run(TxnConfig())
+    assert run.failure is not None, f"{bug}: not caught"
+    assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, "txn_produce_handled"), run.failure
+
+
+@pytest.mark.parametrize("bug", sorted(PLANTED))
+def test_without_the_rogue_batches_the_planted_bugs_go_unseen(bug: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The near miss: the same scenario with only its well-behaved clients passes under every
+    planted bug (the reference clients never send what these checks refuse), so it is the
+    adversarial client that exposes them."""
+    name, plant = PLANTED[bug]
+    monkeypatch.setattr(txn_log.TxnPartitionLog, name, plant(getattr(txn_log.TxnPartitionLog, name)))
+    well_behaved = tuple(op for op in ADVERSARIAL_PRODUCER.ops if not isinstance(op, ops.RogueProduce))
+    scenario = type(ADVERSARIAL_PRODUCER)("well-behaved", "", (), well_behaved)
+    run = run_scenario(TxnCluster(), scenario, TxnConfig(), frozenset())
+    assert run.failure is None, run.failure
+
+
+# The replication slice: an adversarial consumer (``rogue_fetch``) ------------------------------
+
+FETCH_ANSWERS = [
+    # (broker, fetch_offset, current_leader_epoch, error) after leadership moved to broker 1 (epoch 1)
+    (1, 0, 0, ev.FENCED_LEADER_EPOCH),  # stale epoch (Partition.checkCurrentLeaderEpoch, KIP-320)
+    (1, 0, 2, ev.UNKNOWN_LEADER_EPOCH),  # future epoch
+    (0, 0, 1, ev.NOT_LEADER_OR_FOLLOWER),  # the old leader (ReplicaManager.getPartitionOrError)
+    (1, 9, 1, ev.OFFSET_OUT_OF_RANGE),  # past the LEO
+    (1, 2, 1, ev.OFFSET_OUT_OF_RANGE),
+    (1, 1, -1, ev.NONE),  # at the LEO, no epoch (a pre-KIP-320 client): served, empty
+]
+
+
+def _replication_run() -> LockstepRun:
+    return rscen.run_scenario(ReferenceCluster(), rscen.ADVERSARIAL_CONSUMER, ReplicationConfig(), frozenset())
+
+
+def _fetches(run: LockstepRun) -> list[tuple[int, int, int, int]]:
+    return [
+        (e.node, e.fetch_offset, e.current_leader_epoch, e.error)
+        for step in run.steps
+        for e in step.events
+        if isinstance(e, ev.ConsumerFetchHandled)
+    ]
+
+
+def test_rogue_fetches_are_answered_as_kafka_and_the_model_agrees() -> None:
+    run = _replication_run()
+    assert run.failure is None, run.failure
+    assert _fetches(run) == FETCH_ANSWERS
+
+
+def _future_epoch_served(original: Planted) -> Planted:
+    def check(self: Any, current_leader_epoch: int) -> int | None:
+        error = original(self, current_leader_epoch)
+        return None if error == ev.UNKNOWN_LEADER_EPOCH else int(error) if error is not None else None
+
+    return check
+
+
+REPLICATION_PLANTED = {
+    "a future leader epoch served (checkCurrentLeaderEpoch)": _future_epoch_served,
+}
+
+
+@pytest.mark.parametrize("bug", sorted(REPLICATION_PLANTED))
+def test_a_planted_fetch_check_bug_is_caught_by_the_rogue_fetches(bug: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    original = Partition.check_current_leader_epoch
+    monkeypatch.setattr(Partition, "check_current_leader_epoch", REPLICATION_PLANTED[bug](original))
+    run = _replication_run()
+    assert run.failure is not None, f"{bug}: not caught"
+    assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, "consumer_fetch_handled"), run.failure
+    well_behaved = tuple(op for op in rscen.ADVERSARIAL_CONSUMER.ops if not isinstance(op, ops.RogueFetch))
+    scenario = rscen.Scenario("well-behaved", "", 2, well_behaved)
+    near_miss = rscen.run_scenario(ReferenceCluster(), scenario, ReplicationConfig(), frozenset())
+    assert near_miss.failure is None, near_miss.failure
