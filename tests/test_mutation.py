@@ -189,3 +189,22 @@ def test_unreached_statements_are_recognised() -> None:
     assert not runner.is_reached(inside, {path: set()})
     assert runner.is_reached(inside, {path: {inside.stmt_line}})
     assert runner.is_reached(module_level, {})
+
+
+# A handful of real mutants of impl/ through the gate (slow tier) ---------------------------------
+
+REAL = {
+    # the KIP-320 fetch check removed: the zoo's adversarial-consumer (and follower traffic) refuse it
+    "kconform.impl.replication.partition:Partition.check_current_leader_epoch:no-guard:d15f44de": runner.KILLED,
+    # `last_fetch_ms is not None` flipped: the reference raises TypeError, the gate stops (exit 2)
+    "kconform.impl.replication.partition:RemoteReplica.record_fetch:cmp:529fbbba": runner.CRASHED,
+}
+
+
+@pytest.mark.slow
+def test_real_mutants_are_classified_through_the_gate() -> None:
+    examples = 10 if os.environ.get("KCONFORM_BUDGET") == "small" else 100
+    by_id = {m.mid: m for m in runner.all_mutants(["kconform.impl.replication.partition"])}
+    chosen = [by_id[mid] for mid in REAL]
+    outcomes = runner.run_all(chosen, examples=examples, seed=7, timeout_s=300, jobs=1, equivalents={}, reached=None)
+    assert {o.mutant.mid: o.status for o in outcomes} == REAL, [o.how for o in outcomes]
