@@ -124,9 +124,7 @@ ADVERSARIAL_CONSUMER = Scenario(
     ),
 )
 
-SCENARIOS: dict[str, Scenario] = {
-    s.name: s for s in (FAST_FAILOVER, REJOIN_BEFORE_EPOCH_START, ADVERSARIAL_CONSUMER)
-}
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (FAST_FAILOVER, REJOIN_BEFORE_EPOCH_START, ADVERSARIAL_CONSUMER)}
 
 
 def zoo(cfg: ReplicationConfig) -> list[Scenario]:
