@@ -16,7 +16,7 @@ survives a handler and CONCURRENT_TRANSACTIONS arises only from Prepare* states 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from kconform.model import txn_graph as G
 from kconform.model.errors import (
@@ -34,6 +34,7 @@ from kconform.model.errors import (
     TRANSACTION_ABORTABLE,
     TRANSACTION_COORDINATOR_FENCED,
 )
+from kconform.model.evolve import evolve
 from kconform.model.not_enabled import NotEnabled as NotEnabled
 from kconform.model.txn_config import SHORT_MAX, TxnConfig
 
@@ -106,7 +107,7 @@ def _to(meta: TxnMetadata, cfg: TxnConfig, state: str, **changes: object) -> Txn
     """prepareTransitionTo + completeTransitionTo in one step: only along the graph's edges."""
     if not G.is_valid_transition(meta.state, state, cfg.transaction_version):
         raise NotEnabled(f"{meta.state} → {state} is not a valid transition (kafka-facts §1.1)")
-    return replace(meta, state=state, **changes)  # type: ignore[arg-type]
+    return evolve(meta, state=state, **changes)
 
 
 def exhausted(epoch: int) -> bool:
@@ -384,10 +385,10 @@ def marker_answered(meta: TxnMetadata, cfg: TxnConfig, now_ms: int, partition: s
     pending; INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED abandon the transaction's
     markers (until a coordinator loads the log again)."""
     if error == NONE:
-        new = replace(meta, pending=meta.pending - {partition})
+        new = evolve(meta, pending=meta.pending - {partition})
         return complete(new, cfg, now_ms) if not new.pending else new
     if error in (INVALID_PRODUCER_EPOCH, TRANSACTION_COORDINATOR_FENCED):
-        return replace(meta, markers_abandoned=True)
+        return evolve(meta, markers_abandoned=True)
     if error in RETRIABLE_MARKER_ERRORS:
         return meta
     raise NotEnabled(f"marker error {error}: IllegalStateException in Kafka")
@@ -397,8 +398,8 @@ def loaded(meta: TxnMetadata) -> TxnMetadata:
     """What a coordinator loading the log knows: the durable record; a Prepare* transaction sends
     markers to all its partitions again (loadTransactionsForTxnTopicPartition)."""
     if meta.state in G.PREPARED:
-        return replace(meta, pending=meta.partitions, markers_abandoned=False)
-    return replace(meta, pending=frozenset(), markers_abandoned=False)
+        return evolve(meta, pending=meta.partitions, markers_abandoned=False)
+    return evolve(meta, pending=frozenset(), markers_abandoned=False)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ transaction's sequences continue after the last batch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Final
 
 from kconform.model.errors import (
@@ -24,6 +24,7 @@ from kconform.model.errors import (
     OUT_OF_ORDER_SEQUENCE_NUMBER,
     TRANSACTION_COORDINATOR_FENCED,
 )
+from kconform.model.evolve import evolve
 from kconform.model.outcomes import BatchResult
 from kconform.model.txn_config import INT32_MAX
 
@@ -177,7 +178,7 @@ def apply_batch(
         verification = None
         if first == NO_OFFSET:
             first = batch.first_offset if batch is not None else NO_OFFSET
-    return replace(
+    return evolve(
         entry,
         epoch=epoch,
         batches=batches,
@@ -190,7 +191,7 @@ def apply_batch(
 def open_coordinator_txn(entry: ProducerEntry, epoch: int, first_offset: int, now_ms: int) -> ProducerEntry:
     """The entry after a coordinator-origin transactional write at ``first_offset`` (TxnOffsetCommit)."""
     e = apply_batch(entry, epoch, None, True, now_ms)
-    return e if e.in_transaction else replace(e, txn_first_offset=first_offset)
+    return e if e.in_transaction else evolve(e, txn_first_offset=first_offset)
 
 
 def check_marker(entry: ProducerEntry, epoch: int, coordinator_epoch: int) -> int:
@@ -206,7 +207,7 @@ def apply_marker(entry: ProducerEntry, epoch: int, coordinator_epoch: int, now_m
     """The entry after a marker: the open transaction ends, the epoch and coordinator epoch become
     the marker's; the batch cache is kept for the same epoch and cleared on a change (see module
     note); the verification entry is cleared (any transactional batch or marker clears it)."""
-    return replace(
+    return evolve(
         entry,
         epoch=epoch,
         coordinator_epoch=coordinator_epoch,
@@ -229,8 +230,8 @@ def start_verification(entry: ProducerEntry, epoch: int, first_seq: int, guard: 
     elif epoch > v.epoch:
         v = VerificationEntry(first_seq, epoch, v.guards | {guard})
     else:
-        v = replace(v, guards=v.guards | {guard})
-    return replace(entry, verification=v)
+        v = evolve(v, guards=v.guards | {guard})
+    return evolve(entry, verification=v)
 
 
 def expired(entry: ProducerEntry, now_ms: int, producer_id_expiration_ms: int) -> bool:

@@ -12,7 +12,7 @@ KIP-595 (truncation on fetch), KAFKA-15583 (HW frozen below min ISR).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from kconform.model import epochs
 from kconform.model.config import Protocol, ReplicationConfig
@@ -29,6 +29,7 @@ from kconform.model.errors import (
     REQUEST_TIMED_OUT,
     UNKNOWN_LEADER_EPOCH,
 )
+from kconform.model.evolve import evolve
 from kconform.model.not_enabled import NotEnabled as NotEnabled
 from kconform.model.outcomes import EpochQueryResult, FetchResult, MetadataResult
 from kconform.model.records import Entry
@@ -82,8 +83,8 @@ def _publish(s: State, leader: int, isr: tuple[int, ...], unclean: bool) -> tupl
     rec = PartitionRecord(leader=leader, leader_epoch=epoch, isr=isr, partition_epoch=c.partition_epoch + 1)
     ghost = s.ghost
     if unclean:
-        ghost = replace(ghost, unclean_epochs=(*ghost.unclean_epochs, epoch))
-    return replace(s, controller=rec, published=(*s.published, rec), ghost=ghost), Election(rec, unclean)
+        ghost = evolve(ghost, unclean_epochs=(*ghost.unclean_epochs, epoch))
+    return evolve(s, controller=rec, published=(*s.published, rec), ghost=ghost), Election(rec, unclean)
 
 
 def controller_fence(s: State, cfg: ReplicationConfig, broker: int) -> tuple[State, Election]:
@@ -96,7 +97,7 @@ def controller_fence(s: State, cfg: ReplicationConfig, broker: int) -> tuple[Sta
     leader, unclean = c.leader, False
     if c.leader == broker:
         leader, isr, unclean = _elect(cfg, isr, fenced)
-    s2, election = _publish(replace(s, fenced=fenced), leader, isr, unclean)
+    s2, election = _publish(evolve(s, fenced=fenced), leader, isr, unclean)
     return s2, election
 
 
@@ -107,7 +108,7 @@ def controller_unfence(s: State, cfg: ReplicationConfig, broker: int) -> tuple[S
     r = s.replica(broker)
     if not r.alive:
         raise NotEnabled(f"broker {broker} is not running, it cannot register")
-    s = replace(s, fenced=s.fenced - {broker}).with_replica(broker, replace(r, registered=True))
+    s = evolve(s, fenced=s.fenced - {broker}).with_replica(broker, evolve(r, registered=True))
     c = s.controller
     if c.leader != -1:
         return s, Election(c, False)
@@ -146,7 +147,7 @@ def _append(s: State, cfg: ReplicationConfig, node: int, entry: Entry) -> State:
     r = s.replica(node)
     if entry.offset != r.leo:
         raise NotEnabled(f"broker {node}: append at offset {entry.offset} but LEO is {r.leo}")
-    r = replace(
+    r = evolve(
         r,
         log=(*r.log, entry),
         epoch_cache=epochs.assign(r.epoch_cache, entry.epoch, entry.offset, cfg.protocol.kafka_7415),
@@ -158,7 +159,7 @@ def _append(s: State, cfg: ReplicationConfig, node: int, entry: Entry) -> State:
 def _truncate(r: Replica, to: int) -> Replica:
     """Truncate the log to ``to`` entries: epoch cache from end, HW clamped, durable at once."""
     to = min(to, r.leo)
-    return replace(
+    return evolve(
         r,
         log=r.log[:to],
         epoch_cache=epochs.truncate_from_end(r.epoch_cache, to),
@@ -206,7 +207,7 @@ def _maybe_advance_hw(s: State, cfg: ReplicationConfig, node: int) -> State:
         return s
     r = s.replica(node)
     target = leader_hw_target(s, cfg, node)
-    return s if target == r.hw else s.with_replica(node, replace(r, hw=target))
+    return s if target == r.hw else s.with_replica(node, evolve(r, hw=target))
 
 
 def _epoch_error(r: Replica, current_leader_epoch: int) -> int:
@@ -246,13 +247,13 @@ def _new_follower(cfg: ReplicationConfig, r: Replica, has_leader: bool) -> tuple
     OffsetsForLeaderEpoch round trip. Since 2.7: no truncation now; it happens on fetch.
     """
     if not has_leader:
-        return replace(r, fetch_state=IDLE), -1
+        return evolve(r, fetch_state=IDLE), -1
     if cfg.protocol is Protocol.TRUNCATE_TO_HW:
         to = r.hw
-        return replace(_truncate(r, to), fetch_state=FETCHING), to
+        return evolve(_truncate(r, to), fetch_state=FETCHING), to
     if cfg.protocol.uses_epoch_query:
-        return replace(r, fetch_state=TRUNCATING), -1
-    return replace(r, fetch_state=FETCHING), -1
+        return evolve(r, fetch_state=TRUNCATING), -1
+    return evolve(r, fetch_state=FETCHING), -1
 
 
 def _leader_cache(cfg: ReplicationConfig, r: Replica, leader_epoch: int) -> epochs.EpochCache:
@@ -274,7 +275,7 @@ def apply_metadata(s: State, cfg: ReplicationConfig, node: int, rec: PartitionRe
     outcome: MetadataResult
     if rec.leader == node and rec.leader_epoch > r.leader_epoch:
         remotes = tuple(RemoteReplica(last_caught_up_ms=s.now_ms if f in rec.isr else None) for f in cfg.brokers)
-        r = replace(
+        r = evolve(
             r,
             leader=node,
             leader_epoch=rec.leader_epoch,
@@ -287,7 +288,7 @@ def apply_metadata(s: State, cfg: ReplicationConfig, node: int, rec: PartitionRe
         )
         outcome = "become_leader"
     elif rec.leader_epoch > r.leader_epoch:
-        r = replace(
+        r = evolve(
             r,
             leader=rec.leader,
             leader_epoch=rec.leader_epoch,
@@ -298,7 +299,7 @@ def apply_metadata(s: State, cfg: ReplicationConfig, node: int, rec: PartitionRe
         r, truncated_to = _new_follower(cfg, r, rec.leader != -1)
         outcome = "become_follower"
     else:
-        r = replace(r, partition_epoch=rec.partition_epoch, isr=rec.isr, pending_isr=None)
+        r = evolve(r, partition_epoch=rec.partition_epoch, isr=rec.isr, pending_isr=None)
         outcome = "update_isr"
     s = _maybe_advance_hw(s.with_replica(node, r), cfg, node)
     return s, MetadataOutcome(outcome, truncated_to, s.replica(node).hw)
@@ -328,15 +329,15 @@ def produce(s: State, cfg: ReplicationConfig, node: int, req: int, rid: int, ack
         return s, ProduceOutcome(NOT_ENOUGH_REPLICAS, -1, -1, r.hw)
     entry = Entry(r.leo, r.leader_epoch, rid)
     s = _append(s, cfg, node, entry)
-    ghost = replace(s.ghost, written=s.ghost.written | {entry})
+    ghost = evolve(s.ghost, written=s.ghost.written | {entry})
     if acks == 1:
         acked = Acked(rid, entry.offset, entry.epoch, 1, False, entry.epoch)
-        ghost = replace(ghost, acked=(*ghost.acked, acked))
-    s = replace(s, ghost=ghost)
+        ghost = evolve(ghost, acked=(*ghost.acked, acked))
+    s = evolve(s, ghost=ghost)
     if acks == -1:
         r = s.replica(node)
         dp = DelayedProduce(req, rid, entry.offset, s.now_ms + cfg.request_timeout_ms)
-        s = s.with_replica(node, replace(r, purgatory=(*r.purgatory, dp)))
+        s = s.with_replica(node, evolve(r, purgatory=(*r.purgatory, dp)))
     s = _maybe_advance_hw(s, cfg, node)
     return s, ProduceOutcome(NONE, entry.offset, entry.epoch, s.replica(node).hw)
 
@@ -370,11 +371,11 @@ def complete_produce(s: State, cfg: ReplicationConfig, node: int, req: int, erro
     else:
         raise NotEnabled(f"a delayed produce cannot complete with error {error}")
     i = r.purgatory.index(dp)  # a duplicated request has two entries with one req: complete one
-    r = replace(r, purgatory=r.purgatory[:i] + r.purgatory[i + 1 :])
+    r = evolve(r, purgatory=r.purgatory[:i] + r.purgatory[i + 1 :])
     s = s.with_replica(node, r)
     if error == NONE:
         acked = Acked(dp.rid, dp.offset, r.log[dp.offset].epoch, -1, True, r.leader_epoch)
-        s = replace(s, ghost=replace(s.ghost, acked=(*s.ghost.acked, acked)))
+        s = evolve(s, ghost=evolve(s.ghost, acked=(*s.ghost.acked, acked)))
     return s
 
 
@@ -458,7 +459,7 @@ def handle_fetch(
         last_fetch_leader_leo=max(r.leo, rem.last_fetch_leader_leo),
         last_fetch_ms=s.now_ms,
     )
-    r = replace(r, remotes=(*r.remotes[:follower], rem, *r.remotes[follower + 1 :]))
+    r = evolve(r, remotes=(*r.remotes[:follower], rem, *r.remotes[follower + 1 :]))
     s = _maybe_advance_hw(s.with_replica(leader, r), cfg, leader)
     return s, FetchResponse(NONE, entries, hw_before, -1, -1, r.leo, s.replica(leader).hw)
 
@@ -495,7 +496,7 @@ def apply_fetch_response(
         for entry in resp.entries:
             s = _append(s, cfg, follower, entry)
         r = s.replica(follower)
-        r = replace(r, hw=min(resp.hw, r.leo))
+        r = evolve(r, hw=min(resp.hw, r.leo))
         return s.with_replica(follower, r), FetchApplyOutcome("appended", -1, len(resp.entries), r.hw)
     if resp.error == OFFSET_OUT_OF_RANGE:
         if resp.leader_leo < r.leo:
@@ -581,7 +582,7 @@ def apply_epoch_answer(
     to, complete = _answer_truncation(cfg, r, a)
     r = _truncate(r, to)
     if complete:
-        r = replace(r, fetch_state=FETCHING)
+        r = evolve(r, fetch_state=FETCHING)
     return s.with_replica(follower, r), EpochApplyOutcome("truncated" if complete else "retry", to, r.hw)
 
 
@@ -628,7 +629,7 @@ def propose_isr(s: State, cfg: ReplicationConfig, leader: int, msg: int, isr: tu
     else:
         raise NotEnabled(f"proposed ISR {sorted(new)} is neither a shrink nor a one-member expansion of {sorted(cur)}")
     pending = PendingIsr(msg, tuple(sorted(new)), r.leader_epoch, r.partition_epoch)
-    s = s.with_replica(leader, replace(r, pending_isr=pending))
+    s = s.with_replica(leader, evolve(r, pending_isr=pending))
     return _maybe_advance_hw(s, cfg, leader)
 
 
@@ -638,9 +639,9 @@ def apply_alter_partition_response(
     """The leader's AlterPartition response: the proposal ends; on success adopt the new ISR."""
     r = _require_alive(s, leader)
     if r.pending_isr is not None and r.pending_isr.msg == msg:
-        r = replace(r, pending_isr=None)
+        r = evolve(r, pending_isr=None)
     if error == NONE and partition_epoch > r.partition_epoch and r.leader == leader:
-        r = replace(r, isr=tuple(sorted(rec_isr)), partition_epoch=partition_epoch)
+        r = evolve(r, isr=tuple(sorted(rec_isr)), partition_epoch=partition_epoch)
     return _maybe_advance_hw(s.with_replica(leader, r), cfg, leader)
 
 
@@ -671,7 +672,7 @@ def consumer_fetch(
         return s, ConsumerFetchOutcome(error, (), r.hw if leads else -1)
     entries = r.log[offset : r.hw]
     consumed = s.ghost.consumed + tuple((e, r.hw) for e in entries)
-    return replace(s, ghost=replace(s.ghost, consumed=consumed)), ConsumerFetchOutcome(NONE, entries, r.hw)
+    return evolve(s, ghost=evolve(s.ghost, consumed=consumed)), ConsumerFetchOutcome(NONE, entries, r.hw)
 
 
 # =============================================================================================
@@ -695,7 +696,7 @@ def crash(s: State, cfg: ReplicationConfig, node: int) -> State:
     )
     s = s.with_replica(node, r)
     if lost:
-        s = replace(s, ghost=replace(s.ghost, crash_lost_data=True))
+        s = evolve(s, ghost=evolve(s.ghost, crash_lost_data=True))
     return s
 
 
@@ -704,17 +705,17 @@ def restart(s: State, cfg: ReplicationConfig, node: int) -> State:
     r = s.replica(node)
     if r.alive:
         raise NotEnabled(f"broker {node} is running; it cannot restart")
-    return s.with_replica(node, replace(r, alive=True, hw=min(r.hw_checkpoint, r.leo)))
+    return s.with_replica(node, evolve(r, alive=True, hw=min(r.hw_checkpoint, r.leo)))
 
 
 def checkpoint(s: State, cfg: ReplicationConfig, node: int) -> State:
     """Flush the log to its LEO and checkpoint the HW (replica.high.watermark.checkpoint.interval.ms)."""
     r = _require_alive(s, node)
-    return s.with_replica(node, replace(r, durable_leo=r.leo, hw_checkpoint=r.hw))
+    return s.with_replica(node, evolve(r, durable_leo=r.leo, hw_checkpoint=r.hw))
 
 
 def advance_clock(s: State, now_ms: int) -> State:
     """Simulated time only moves forward."""
     if now_ms < s.now_ms:
         raise NotEnabled(f"clock moved backwards from {s.now_ms} to {now_ms} ms")
-    return replace(s, now_ms=now_ms)
+    return evolve(s, now_ms=now_ms)

@@ -8,10 +8,11 @@ only the invariants read (what leaders wrote, what was acknowledged, what consum
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kconform.model.config import ReplicationConfig
 from kconform.model.epochs import EpochCache
+from kconform.model.evolve import evolve
 from kconform.model.not_enabled import NotEnabled
 from kconform.model.records import Entry
 
@@ -138,7 +139,7 @@ class State:
         return self.replicas[node]
 
     def with_replica(self, node: int, r: Replica) -> State:
-        return replace(self, replicas=(*self.replicas[:node], r, *self.replicas[node + 1 :]))
+        return evolve(self, replicas=(*self.replicas[:node], r, *self.replicas[node + 1 :]))
 
     def presumes_leadership(self, node: int) -> bool:
         r = self.replicas[node]

@@ -11,7 +11,7 @@ by ``advance_hw``. Every function is pure and returns the partition after the ha
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kconform.model import producer_state as P
 from kconform.model.errors import (
@@ -29,6 +29,7 @@ from kconform.model.errors import (
     PRODUCER_FENCED,
     TRANSACTION_ABORTABLE,
 )
+from kconform.model.evolve import evolve
 from kconform.model.frozen_map import FrozenMap
 from kconform.model.not_enabled import NotEnabled
 from kconform.model.outcomes import BatchResult
@@ -148,7 +149,7 @@ def _append_batch(
     if pid != NO_PID:
         meta = P.BatchMetadata(base_seq, P.last_sequence(base_seq, len(rids)), base, base + len(rids) - 1)
         producers = producers.set(pid, P.apply_batch(p.producer(pid), epoch, meta, transactional, now_ms))
-    return replace(p, log=p.log + records, producers=producers), ProduceResult(P.APPENDED, NONE, base)
+    return evolve(p, log=p.log + records, producers=producers), ProduceResult(P.APPENDED, NONE, base)
 
 
 def _validate_and_append(
@@ -193,7 +194,7 @@ def produce(
         raise NotEnabled("a batch holds at least one record (RecordBatch: an empty batch is never appended)")
     if needs_verification(p, verification, pid, transactional):
         entry = P.start_verification(p.producer(pid), epoch, base_seq, verify_msg)
-        return replace(p, producers=p.producers.set(pid, entry)), ProduceResult(P.VERIFYING)
+        return evolve(p, producers=p.producers.set(pid, entry)), ProduceResult(P.VERIFYING)
     return _validate_and_append(p, now_ms, pid, epoch, base_seq, rids, transactional)
 
 
@@ -285,7 +286,7 @@ def append_marker(
         old = committed.get(key)
         if commit and (old is None or old.record_offset < po.record_offset):
             committed = committed.set(key, CommittedOffset(po.offset, po.record_offset))
-    new = replace(
+    new = evolve(
         p,
         log=(*p.log, record),
         producers=p.producers.set(pid, P.apply_marker(entry, epoch, coordinator_epoch, now_ms)),
@@ -302,7 +303,7 @@ def advance_hw(p: Partition, hw: int) -> Partition:
     completed transactions whose marker is now below it stop holding the LSO back."""
     if not p.hw <= hw <= p.leo:
         raise NotEnabled(f"{p.name}: HW {p.hw} → {hw} with LEO {p.leo}")
-    return replace(p, hw=hw, unreplicated=tuple(t for t in p.unreplicated if t.last_offset >= hw))
+    return evolve(p, hw=hw, unreplicated=tuple(t for t in p.unreplicated if t.last_offset >= hw))
 
 
 def expire_producer(p: Partition, pid: int, now_ms: int, producer_id_expiration_ms: int) -> Partition | None:
@@ -310,7 +311,7 @@ def expire_producer(p: Partition, pid: int, now_ms: int, producer_id_expiration_
     entry = p.producers.get(pid)
     if entry is None or not P.expired(entry, now_ms, producer_id_expiration_ms):
         return None
-    return replace(p, producers=p.producers.remove(pid))
+    return evolve(p, producers=p.producers.remove(pid))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -424,7 +425,7 @@ def txn_offset_commit(
         return p, OffsetsResult(NONE)
     base = p.leo
     pending = tuple(PendingOffset(group, o.partition, o.offset, base + i) for i, o in enumerate(offsets))
-    new = replace(
+    new = evolve(
         p,
         log=p.log + _offset_records(p, pid, epoch, len(offsets), True),
         producers=p.producers.set(pid, P.open_coordinator_txn(entry, epoch, base, now_ms)),
@@ -445,7 +446,7 @@ def offset_commit(
     committed = p.committed
     for i, o in enumerate(offsets):
         committed = committed.set((group, o.partition), CommittedOffset(o.offset, base + i))
-    new = replace(p, log=p.log + _offset_records(p, NO_PID, -1, len(offsets), False), committed=committed)
+    new = evolve(p, log=p.log + _offset_records(p, NO_PID, -1, len(offsets), False), committed=committed)
     return new, OffsetsResult(NONE, base)
 
 

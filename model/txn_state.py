@@ -18,7 +18,7 @@ not the coordinator sending markers, a transaction that has not timed out, ...).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kconform.model import coordinator as C
 from kconform.model import producer_state as P
@@ -26,6 +26,7 @@ from kconform.model import txn_graph as G
 from kconform.model import txn_partition as T
 from kconform.model.coordinator import Answer, NotEnabled, StatePartition, TxnMetadata
 from kconform.model.errors import NONE
+from kconform.model.evolve import evolve
 from kconform.model.frozen_map import FrozenMap
 from kconform.model.records import TopicOffset
 from kconform.model.txn_config import TxnConfig
@@ -215,7 +216,7 @@ class TxnState:
         return p
 
     def with_partition(self, p: T.Partition) -> TxnState:
-        return replace(self, partitions=self.partitions.set(p.name, p))
+        return evolve(self, partitions=self.partitions.set(p.name, p))
 
 
 NO_COORDINATOR = StatePartition(leader=-1, coordinator_epoch=-1, loaded=False)
@@ -235,7 +236,7 @@ def initial_state(cfg: TxnConfig) -> TxnState:
 def advance_clock(s: TxnState, now_ms: int) -> TxnState:
     if now_ms < s.now_ms:
         raise NotEnabled(f"time goes forward: {s.now_ms} → {now_ms}")
-    return replace(s, now_ms=now_ms)
+    return evolve(s, now_ms=now_ms)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -269,12 +270,12 @@ def _store(s: TxnState, txn_id: str, old: TxnMetadata | None, new: TxnMetadata |
     g = s.ghost
     issued = s.issued_pids | {new.pid} | ({new.next_pid} if new.next_pid >= 0 else set())
     before = G.NO_STATE if old is None else old.state
-    written = old is None or replace(old, pending=new.pending, markers_abandoned=new.markers_abandoned) != new
+    written = old is None or evolve(old, pending=new.pending, markers_abandoned=new.markers_abandoned) != new
     path = [before, new.state]
     if new.state in G.COMPLETED and before not in G.PREPARED and written:
         path = [before, G.PREPARE_ABORT, new.state]  # TV2's empty abort: Prepare and Complete in one handler
     if before != G.NO_STATE and written:
-        g = replace(
+        g = evolve(
             g, transitions=g.transitions | set(itertools.pairwise(path)), writes=g.writes + 1, last_path=tuple(path)
         )
     number = g.numbers.get(txn_id) or 0
@@ -282,11 +283,11 @@ def _store(s: TxnState, txn_id: str, old: TxnMetadata | None, new: TxnMetadata |
         (new.state == G.ONGOING and before != G.ONGOING) or (path[1] in G.PREPARED and before != G.ONGOING)
     ):
         number += 1
-        g = replace(g, numbers=g.numbers.set(txn_id, number))
+        g = evolve(g, numbers=g.numbers.set(txn_id, number))
     if path[1] in G.PREPARED and before not in G.PREPARED:
         commit = path[1] == G.PREPARE_COMMIT
-        g = replace(g, decisions=g.decisions.set(txn_id, Decision(number, commit, ctxn)))
-    return replace(s, txns=s.txns.set(txn_id, new), issued_pids=issued, ghost=g)
+        g = evolve(g, decisions=g.decisions.set(txn_id, Decision(number, commit, ctxn)))
+    return evolve(s, txns=s.txns.set(txn_id, new), issued_pids=issued, ghost=g)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -304,7 +305,7 @@ def coordinator_moved(s: TxnState, cfg: TxnConfig, state_partition: str, leader:
         raise NotEnabled(f"{state_partition} cannot move to broker {leader}")
     if epoch != cur.coordinator_epoch + 1:
         raise NotEnabled(f"a new leader of {state_partition} has epoch {cur.coordinator_epoch + 1}, not {epoch}")
-    return replace(s, coordinators=s.coordinators.set(state_partition, StatePartition(leader, epoch, False)))
+    return evolve(s, coordinators=s.coordinators.set(state_partition, StatePartition(leader, epoch, False)))
 
 
 def coordinator_loaded(s: TxnState, cfg: TxnConfig, node: int, state_partition: str, epoch: int) -> TxnState:
@@ -317,7 +318,7 @@ def coordinator_loaded(s: TxnState, cfg: TxnConfig, node: int, state_partition: 
     for txn_id, meta in s.txns.items():
         if cfg.state_partition(txn_id) == state_partition:
             txns = txns.set(txn_id, C.loaded(meta))
-    return replace(s, txns=txns, coordinators=s.coordinators.set(state_partition, replace(cur, loaded=True)))
+    return evolve(s, txns=txns, coordinators=s.coordinators.set(state_partition, evolve(cur, loaded=True)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -339,7 +340,7 @@ def init_producer_id(
     transactional one goes through the coordinator lookup and model.coordinator.init_producer_id."""
     pid = fresh_pid(s, claimed_pid)
     if not transactional:
-        return replace(s, issued_pids=s.issued_pids | {pid}), Answer(NONE, pid, 0, G.NO_STATE)
+        return evolve(s, issued_pids=s.issued_pids | {pid}), Answer(NONE, pid, 0, G.NO_STATE)
     old = s.txns.get(txn_id)
     error = _lookup(s, cfg, node, txn_id)
     if error != NONE:
@@ -383,7 +384,7 @@ def end_txn(
     new, answer = C.end_txn(old, cfg, s.now_ms, pid, epoch, commit, fresh_pid(s, claimed_pid))
     s = _store(s, txn_id, old, new, ctxn)
     if answer.error == NONE and ctxn >= 0:
-        s = replace(s, ghost=replace(s.ghost, end_answers=s.ghost.end_answers | {EndAnswer(txn_id, ctxn, commit)}))
+        s = evolve(s, ghost=evolve(s.ghost, end_answers=s.ghost.end_answers | {EndAnswer(txn_id, ctxn, commit)}))
     return s, answer
 
 
@@ -402,10 +403,8 @@ def txn_id_expired(s: TxnState, cfg: TxnConfig, node: int, txn_id: str) -> TxnSt
     if _lookup(s, cfg, node, txn_id) != NONE or old is None or not C.may_expire(old, cfg, s.now_ms):
         raise NotEnabled(f"{txn_id!r} may not expire at {s.now_ms} on broker {node}")
     g = s.ghost
-    g = replace(
-        g, transitions=g.transitions | {(old.state, G.DEAD)}, writes=g.writes + 1, last_path=(old.state, G.DEAD)
-    )
-    return replace(s, txns=s.txns.remove(txn_id), ghost=g)
+    g = evolve(g, transitions=g.transitions | {(old.state, G.DEAD)}, writes=g.writes + 1, last_path=(old.state, G.DEAD))
+    return evolve(s, txns=s.txns.remove(txn_id), ghost=g)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -437,7 +436,7 @@ def marker_sent(
         decision=decision,
     )
     latest = s.latest_marker.set((txn_id, partition), msg)
-    return replace(s, markers=s.markers.set(msg, m), latest_marker=latest), m
+    return evolve(s, markers=s.markers.set(msg, m), latest_marker=latest), m
 
 
 def marker_handled(s: TxnState, cfg: TxnConfig, node: int, msg: int) -> tuple[TxnState, T.MarkerResult]:
@@ -454,9 +453,9 @@ def marker_handled(s: TxnState, cfg: TxnConfig, node: int, msg: int) -> tuple[Tx
         for r in p.log[first:end]:
             if r.pid == m.pid and r.txn and r.control < 0:
                 fates = fates.set((p.name, r.offset), Fate(m.commit, m.txn_id, m.decision.number, m.decision.ctxn))
-        g = replace(g, fates=fates)
+        g = evolve(g, fates=fates)
     answers = (*(s.marker_answers.get(msg) or ()), result.error)
-    s = replace(s, ghost=g, marker_answers=s.marker_answers.set(msg, answers))
+    s = evolve(s, ghost=g, marker_answers=s.marker_answers.set(msg, answers))
     return s.with_partition(p2), result
 
 
@@ -501,7 +500,7 @@ def _record_owners(
     owners = s.ghost.owners
     for i in range(n):
         owners = owners.set((partition, result.base_offset + i), Owner(txn_id, ctxn, zombie))
-    return replace(s, ghost=replace(s.ghost, owners=owners))
+    return evolve(s, ghost=evolve(s.ghost, owners=owners))
 
 
 def produce(
@@ -533,7 +532,7 @@ def produce(
         if verify_msg in s.verifications:
             raise NotEnabled(f"verification message id {verify_msg} was already used")
         v = VerifyMsg(node, req, partition, txn_id, pid, epoch, base_seq, rids, ctxn)
-        return replace(s, verifications=s.verifications.set(verify_msg, v)), result
+        return evolve(s, verifications=s.verifications.set(verify_msg, v)), result
     if transactional:
         s = _record_owners(s, partition, result, len(rids), txn_id, pid, epoch, ctxn)
     return s, result
@@ -548,7 +547,7 @@ def verify_handled(s: TxnState, cfg: TxnConfig, node: int, msg: int) -> tuple[Tx
     if error == NONE:
         error = C.verify(s.txns.get(v.txn_id), v.pid, v.epoch, v.partition)
     answers = (*(s.verify_answers.get(msg) or ()), error)
-    return replace(s, verify_answers=s.verify_answers.set(msg, answers)), error
+    return evolve(s, verify_answers=s.verify_answers.set(msg, answers)), error
 
 
 def verify_applied(
@@ -601,12 +600,12 @@ def consumer_fetch(
     g = s.ghost
     if read_committed and answer.error == NONE:
         fus = T.first_unstable_offset(p)
-        g = replace(
+        g = evolve(
             g, served=g.served | {ServedLso(partition, answer.lso, answer.hw, p.leo, -1 if fus is None else fus)}
         )
     served = ServedFetch(node, partition, fetch_offset, read_committed, answer, _unstable_offsets(s, p))
     fetches = s.fetches.set(req, (*(s.fetches.get(req) or ()), served))
-    return replace(s, fetches=fetches, ghost=g), answer
+    return evolve(s, fetches=fetches, ghost=g), answer
 
 
 def consumer_polled(
@@ -619,7 +618,7 @@ def consumer_polled(
     reads = frozenset(
         Read(partition, r.offset, read_committed, r.offset not in served.unstable) for r in polled.records
     )
-    return replace(s, ghost=replace(s.ghost, reads=s.ghost.reads | reads)), polled
+    return evolve(s, ghost=evolve(s.ghost, reads=s.ghost.reads | reads)), polled
 
 
 def served_fetches(s: TxnState, req: int) -> tuple[ServedFetch, ...]:
@@ -641,8 +640,8 @@ def quiesced(s: TxnState, quiet: bool) -> TxnState:
         return s
     if not all(c.loaded for c in s.coordinators.values()):
         raise NotEnabled("a quiet world has every coordinator loaded")
-    g = replace(s.ghost, open_at_quiescence=s.ghost.open_at_quiescence | open_transactions(s))
-    return replace(s, ghost=g)
+    g = evolve(s.ghost, open_at_quiescence=s.ghost.open_at_quiescence | open_transactions(s))
+    return evolve(s, ghost=g)
 
 
 def producer_expired(s: TxnState, cfg: TxnConfig, node: int, partition: str, pid: int) -> TxnState:
@@ -650,8 +649,8 @@ def producer_expired(s: TxnState, cfg: TxnConfig, node: int, partition: str, pid
     p2 = T.expire_producer(p, pid, s.now_ms, cfg.producer_id_expiration_ms) if node == p.leader else None
     if p2 is None:
         raise NotEnabled(f"producer {pid} may not expire on {partition} at {s.now_ms}")
-    g = replace(s.ghost, expired=s.ghost.expired | {(partition, pid, p.leo)})
-    return replace(s.with_partition(p2), ghost=g)
+    g = evolve(s.ghost, expired=s.ghost.expired | {(partition, pid, p.leo)})
+    return evolve(s.with_partition(p2), ghost=g)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -701,4 +700,4 @@ def offset_fetch(
         OffsetRead(p.name, group, o.partition, o.offset, T.committed_source(p, group, o.partition))
         for o in result.offsets
     )
-    return replace(s, ghost=replace(s.ghost, offset_reads=s.ghost.offset_reads | reads)), result
+    return evolve(s, ghost=evolve(s.ghost, offset_reads=s.ghost.offset_reads | reads)), result
