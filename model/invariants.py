@@ -28,17 +28,23 @@ class Violation:
 
 StateCheck = Callable[[State, ReplicationConfig], Iterator[Violation]]
 StepCheck = Callable[[State, State, ReplicationConfig], Iterator[Violation]]
+Inputs = Callable[[State], tuple[object, ...]]
+"""The parts of a state a state check reads, as a tuple of values (compared by equality)."""
 
 
 @dataclass(frozen=True)
 class Invariant:
-    """A registered guarantee: ``check`` sees one state, or (``over_steps``) a state and its successor."""
+    """A registered guarantee: ``check`` sees one state, or (``over_steps``) a state and its successor.
+    A state check is a function of its ``inputs`` (the values of the parts of the state it reads)
+    and the config only, so on a state whose inputs equal those of a state already checked its
+    verdict is the same (check_state's memo)."""
 
     name: str
     doc: str
     cite: str
     state_check: StateCheck | None = None
     step_check: StepCheck | None = None
+    inputs: Inputs | None = None
 
     @property
     def over_steps(self) -> bool:
@@ -48,9 +54,9 @@ class Invariant:
 INVARIANTS: dict[str, Invariant] = {}
 
 
-def _register(name: str, cite: str) -> Callable[[StateCheck], StateCheck]:
+def _register(name: str, cite: str, inputs: Inputs) -> Callable[[StateCheck], StateCheck]:
     def deco(fn: StateCheck) -> StateCheck:
-        INVARIANTS[name] = Invariant(name, (fn.__doc__ or "").strip(), cite, state_check=fn)
+        INVARIANTS[name] = Invariant(name, (fn.__doc__ or "").strip(), cite, state_check=fn, inputs=inputs)
         return fn
 
     return deco
@@ -93,10 +99,34 @@ def _entry_at(r: Replica, offset: int) -> Entry | None:
     return r.log[offset] if offset < r.leo else None
 
 
+# The inputs of the state checks: what each reads, as values. Per replica, in broker order (an
+# index is a broker id); a superset of what a check reads is sound (it is only re-run more often).
+
+
+def _permits(s: State) -> tuple[object, ...]:
+    """What _loss_permitted and _any_permitted read."""
+    return (s.ghost.unclean_epochs, s.ghost.crash_lost_data)
+
+
+def _logs(s: State) -> tuple[tuple[bool, int, tuple[Entry, ...]], ...]:
+    """Each replica's liveness, HW and log (_running, HW and LEO checks)."""
+    return tuple([(r.alive, r.hw, r.log) for r in s.replicas])
+
+
+def _leader_logs(s: State) -> tuple[tuple[object, ...], ...]:
+    """Each replica's leadership (State.presumes_leadership), leader epoch and log."""
+    return tuple([(r.alive, r.registered, r.leader, r.leader_epoch, r.log) for r in s.replicas])
+
+
+def _isr_views(s: State) -> tuple[tuple[object, ...], ...]:
+    """Each replica's leadership, leader epoch, HW, log and own ISR view."""
+    return tuple([(r.alive, r.registered, r.leader, r.leader_epoch, r.hw, r.log, r.isr) for r in s.replicas])
+
+
 # ---------------------------------------------------------------------------------------------
 
 
-@_register("HwBelowLeo", "KIP-101; UnifiedLog.maybeIncrementHighWatermark")
+@_register("HwBelowLeo", "KIP-101; UnifiedLog.maybeIncrementHighWatermark", lambda s: (_logs(s),))
 def hw_below_leo(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Every running replica's high watermark is at most its log end offset."""
     for b, r in _running(s):
@@ -113,15 +143,21 @@ def leader_hw_monotonic(pre: State, post: State, cfg: ReplicationConfig) -> Iter
             yield Violation("LeaderHwMonotonic", f"leader {b} epoch {r.leader_epoch}: HW {p.hw} -> {r.hw}")
 
 
-@_register("NoCommittedDataLoss", "KIP-101, KIP-279, KIP-320; Kafka's durability contract for acks=all")
+@_register(
+    "NoCommittedDataLoss",
+    "KIP-101, KIP-279, KIP-320; Kafka's durability contract for acks=all",
+    lambda s: (s.ghost.acked, *_permits(s), _leader_logs(s)),
+)
 def no_committed_data_loss(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Every acknowledged record stays at its offset in the log of every leader of the acknowledging
     leader's epoch or a later one (a superseded zombie leader of an earlier epoch may lack it)."""
+    leaders = list(_leaders(s))
     for a in s.ghost.acked:
-        for b, r in _leaders(s):
+        for b, r in leaders:
             if r.leader_epoch < max(a.epoch, a.leader_epoch):
                 continue
-            if _entry_at(r, a.offset) != Entry(a.offset, a.epoch, a.rid):
+            held = _entry_at(r, a.offset)
+            if held is None or held.offset != a.offset or held.epoch != a.epoch or held.rid != a.rid:
                 why = "" if a.guaranteed else f"acks={a.acks} does not wait for the ISR"
                 why = why or _loss_permitted(s, a.epoch)
                 yield Violation(
@@ -133,13 +169,16 @@ def no_committed_data_loss(s: State, cfg: ReplicationConfig) -> Iterator[Violati
                 )
 
 
-@_register("NoDivergenceBelowHw", "KIP-101, KIP-279 (log divergence)")
+@_register("NoDivergenceBelowHw", "KIP-101, KIP-279 (log divergence)", lambda s: (*_permits(s), _logs(s)))
 def no_divergence_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Any two running replicas hold the same record at every offset below both of their HWs."""
     running = list(_running(s))
     for i, (b1, r1) in enumerate(running):
         for b2, r2 in running[i + 1 :]:
-            for o in range(min(r1.hw, r2.hw, r1.leo, r2.leo)):
+            below = min(r1.hw, r2.hw, r1.leo, r2.leo)
+            if r1.log[:below] == r2.log[:below]:
+                continue  # the same record at every offset below both HWs (the loop would find none)
+            for o in range(below):
                 if r1.log[o] != r2.log[o]:
                     why = _any_permitted(s)
                     yield Violation(
@@ -151,7 +190,7 @@ def no_divergence_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violati
                     break
 
 
-@_register("ConsumerReadsBelowHw", "KIP-101; FetchIsolation.HIGH_WATERMARK")
+@_register("ConsumerReadsBelowHw", "KIP-101; FetchIsolation.HIGH_WATERMARK", lambda s: (s.ghost.consumed,))
 def consumer_reads_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """A read_uncommitted consumer never receives a record at or above the serving leader's HW."""
     for entry, hw in s.ghost.consumed:
@@ -159,7 +198,11 @@ def consumer_reads_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violat
             yield Violation("ConsumerReadsBelowHw", f"consumer read offset {entry.offset} with HW {hw}")
 
 
-@_register("ConsumedRecordsStay", "KIP-101, KIP-279: what consumers saw is committed")
+@_register(
+    "ConsumedRecordsStay",
+    "KIP-101, KIP-279: what consumers saw is committed",
+    lambda s: (s.ghost.consumed, *_permits(s), _leader_logs(s)),
+)
 def consumed_records_stay(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Every record a consumer read stays at its offset in the log of every later leader."""
     seen: set[Entry] = set()
@@ -192,7 +235,11 @@ def leader_epochs_monotonic(pre: State, post: State, cfg: ReplicationConfig) -> 
             yield Violation("LeaderEpochsMonotonic", f"broker {b}: leader epoch {p.leader_epoch} -> {r.leader_epoch}")
 
 
-@_register("EpochCacheStrictlyIncreasing", "KIP-101; LeaderEpochFileCache")
+@_register(
+    "EpochCacheStrictlyIncreasing",
+    "KIP-101; LeaderEpochFileCache",
+    lambda s: tuple([(r.epoch_cache, r.leo) for r in s.replicas]),
+)
 def epoch_cache_strictly_increasing(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """In every replica's epoch cache both epochs and start offsets strictly increase, within the log."""
     for b, r in enumerate(s.replicas):
@@ -205,7 +252,7 @@ def epoch_cache_strictly_increasing(s: State, cfg: ReplicationConfig) -> Iterato
             yield Violation("EpochCacheStrictlyIncreasing", f"broker {b}: cache {cache} starts beyond LEO {r.leo}")
 
 
-@_register("LeaderWritesUnique", "KIP-101: (leader epoch, offset) identifies a record")
+@_register("LeaderWritesUnique", "KIP-101: (leader epoch, offset) identifies a record", lambda s: (s.ghost.written,))
 def leader_writes_unique(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """No two records were ever written by leaders at the same (leader epoch, offset)."""
     seen: dict[tuple[int, int], Entry] = {}
@@ -218,8 +265,11 @@ def leader_writes_unique(s: State, cfg: ReplicationConfig) -> Iterator[Violation
 def _isr_agreement(s: State, name: str, strong: bool) -> Iterator[Violation]:
     for b, r in _leaders(s):
         members = s.controller.isr if strong else r.isr
+        prefix = r.log[: r.hw]
         for m in members:
             other = s.replicas[m]
+            if other.log[: r.hw] == prefix:
+                continue  # equal prefixes: the same entry (or both none) at every offset below r.hw
             for o in range(r.hw):
                 if _entry_at(r, o) != _entry_at(other, o):
                     why = _any_permitted(s)
@@ -233,24 +283,46 @@ def _isr_agreement(s: State, name: str, strong: bool) -> Iterator[Violation]:
                     break
 
 
-@_register("WeakIsr", "hachikuji/kafka-specification WeakIsr")
+@_register("WeakIsr", "hachikuji/kafka-specification WeakIsr", lambda s: (*_permits(s), _isr_views(s)))
 def weak_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """A replica presuming leadership holds, below its HW, the same records as every member of its own ISR view."""
     yield from _isr_agreement(s, "WeakIsr", strong=False)
 
 
-@_register("StrongIsr", "hachikuji/kafka-specification StrongIsr")
+@_register(
+    "StrongIsr", "hachikuji/kafka-specification StrongIsr", lambda s: (*_permits(s), s.controller.isr, _isr_views(s))
+)
 def strong_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """A replica presuming leadership holds, below its HW, the same records as every member of the controller's ISR."""
     yield from _isr_agreement(s, "StrongIsr", strong=True)
 
 
-def check_state(s: State, cfg: ReplicationConfig, names: frozenset[str] | None = None) -> list[Violation]:
-    """Every state invariant (or the named ones) over ``s``."""
+Memo = dict[str, tuple[ReplicationConfig, tuple[object, ...], list[Violation]]]
+"""Per state invariant: the config, the inputs and the verdict of its last run (check_state)."""
+
+
+def check_state(
+    s: State, cfg: ReplicationConfig, names: frozenset[str] | None = None, memo: Memo | None = None
+) -> list[Violation]:
+    """Every state invariant (or the named ones) over ``s``. With a ``memo`` (one per sequence of
+    states, e.g. one judge's), an invariant whose inputs equal those of its previous check in that
+    memo is not re-run: its verdict then is returned again (a check is a function of its inputs and
+    the config; states are immutable values)."""
     out: list[Violation] = []
     for inv in INVARIANTS.values():
-        if inv.state_check is not None and (names is None or inv.name in names):
+        if inv.state_check is None or (names is not None and inv.name not in names):
+            continue
+        if memo is None or inv.inputs is None:
             out.extend(inv.state_check(s, cfg))
+            continue
+        inputs = inv.inputs(s)
+        last = memo.get(inv.name)
+        if last is not None and last[0] is cfg and last[1] == inputs:
+            out.extend(last[2])
+            continue
+        found = list(inv.state_check(s, cfg))
+        memo[inv.name] = (cfg, inputs, found)
+        out.extend(found)
     return out
 
 

@@ -47,6 +47,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
 
     def __init__(self, cfg: ReplicationConfig, checked: frozenset[str] | None = None) -> None:
         super().__init__(cfg, checked, initial_state(cfg))
+        self._memo: invariants.Memo = {}  # state invariants whose inputs did not change are not re-run
         self.coverage_key = coverage_key  # fetch_handled:diverging
         self._fetches: dict[int, tuple[int, FetchRequest]] = {}
         self._fetch_answers: dict[int, list[FetchResponse]] = {}
@@ -84,7 +85,9 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
 
     def find_violations(self, pre: State, post: State) -> Sequence[invariants.Violation]:
         names = self.checked
-        return invariants.check_state(post, self.cfg, names) + invariants.check_step(pre, post, self.cfg, names)
+        return invariants.check_state(post, self.cfg, names, self._memo) + invariants.check_step(
+            pre, post, self.cfg, names
+        )
 
     # ------------------------------------------------------------------------------------------
     # Controller

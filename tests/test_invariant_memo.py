@@ -1,0 +1,180 @@
+"""The replication judge re-runs a state invariant only when the values it reads changed
+(model.invariants.check_state with a memo, issue 17): its findings are those of re-running every
+invariant after every event, each invariant's declared inputs cover everything it reads, and the
+faster prefix comparisons inside the checks report what the offset-by-offset loops report."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from kconform.conformance.judge import ALLOWED, NON_CONFORMANCE
+from kconform.conformance.replication.lockstep import Judge
+from kconform.impl.mutants import mutants_of
+from kconform.model import invariants as I
+from kconform.model.config import ReplicationConfig
+from kconform.model.configs import config_from_json
+from kconform.model.state import State
+from kconform.traces.corpus import ReadReport, read_manifest, read_traces
+from kconform.traces.events import Entry
+from kconform.traces.generate import Plan, generate
+from tests.test_invariants import BAD_STATES, _committed, _set
+
+PLANTED = tuple((m, 1) for m in mutants_of("replication"))
+"""Every replication mutant, one trace each: runs that break invariants, then go on being judged."""
+CONFIGS = (
+    ReplicationConfig(),
+    ReplicationConfig(unclean_leader_election=True, flush_interval_ms=1_000),
+)
+"""The defaults, and a configuration whose losses are allowed (allowed findings are memoised too)."""
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[ReplicationConfig, list[Any]]]:
+    out = []
+    for i, cfg in enumerate(CONFIGS):
+        root = tmp_path_factory.mktemp("memo") / f"c{i}"
+        generate(root, Plan(events=12_000, seed=11 + i, trace_events=1_000, config=cfg, plant=PLANTED))
+        report = ReadReport()
+        for meta, cx in read_traces(root, read_manifest(root), report):
+            trace_cfg = config_from_json(meta.config)
+            assert isinstance(trace_cfg, ReplicationConfig)
+            out.append((trace_cfg, [e for step in cx.steps for e in step.events]))
+        assert not report.errors
+    return out
+
+
+def test_memoised_judging_finds_what_rechecking_everything_finds(
+    traces: list[tuple[ReplicationConfig, list[Any]]],
+) -> None:
+    verdicts: Counter[str] = Counter()
+    for cfg, events in traces:
+        fast, full = Judge(cfg), Judge(cfg)
+        full._memo = None  # type: ignore[assignment]  # every invariant re-run after every event
+        for i, event in enumerate(events):
+            a = [(f.verdict, f.name, f.message) for f in fast.observe(event)]
+            b = [(f.verdict, f.name, f.message) for f in full.observe(event)]
+            assert a == b, f"event {i} ({event.kind})"
+            verdicts.update(v for v, _, _ in a)
+        assert fast.checks == full.checks and fast.violations == full.violations
+    # Conformant models break no guarantee: violations through the memo are the bad states' test below.
+    assert verdicts[NON_CONFORMANCE] > 0 and verdicts[ALLOWED] > 0, verdicts
+
+
+class _Recorder:
+    """Stands for a State, its ghost, its controller or one of its replicas and records which of
+    their fields are read (``leo`` reads the log)."""
+
+    def __init__(self, obj: Any, path: tuple[str, ...], seen: set[tuple[str, ...]]) -> None:
+        self._obj, self._path, self._seen = obj, path, seen
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._obj, name)
+        if name == "replicas":
+            return tuple(_Recorder(r, ("replica",), self._seen) for r in value)
+        if name in ("ghost", "controller"):
+            return _Recorder(value, (name,), self._seen)
+        if name == "presumes_leadership":
+            return lambda b: _presumes(self.replicas[b])
+        self._seen.add((*self._path, "log" if name == "leo" else name))
+        return value
+
+
+def _presumes(r: Any) -> bool:
+    return bool(r.alive and r.registered and r.leader == r._obj.leader)  # reads alive, registered, leader
+
+
+def _reads(fn: Any, state: State, *args: Any) -> set[tuple[str, ...]]:
+    seen: set[tuple[str, ...]] = set()
+    result = fn(_Recorder(state, (), seen), *args)
+    if not isinstance(result, tuple):
+        list(result)
+    return seen
+
+
+@pytest.mark.parametrize("name", sorted(BAD_STATES))
+def test_each_invariant_declares_what_it_reads_and_a_memo_recomputes_what_changed(name: str) -> None:
+    """Through one memo, good → bad → good → bad gives the verdicts of checking each state afresh;
+    on the bad state and the good one the check reads only the inputs it declares."""
+    cfg = ReplicationConfig()
+    good = _committed()
+    bad = BAD_STATES[name](good)
+    memo: I.Memo = {}
+    for s in (good, bad, good, bad):
+        assert I.check_state(s, cfg, memo=memo) == I.check_state(s, cfg)
+    inv = I.INVARIANTS[name]
+    if inv.state_check is None:
+        return  # a step invariant: not memoised
+    assert inv.inputs is not None, f"{name} declares no inputs"
+    for s in (good, bad):
+        assert _reads(inv.state_check, s, cfg) <= _reads(inv.inputs, s), name
+
+
+def test_no_invariant_reads_the_clock() -> None:
+    """The judge skips the checks after a step that changes nothing they read, a clock tick among
+    them (Judge.unchanged): no invariant, of states or of steps, reads ``now_ms``."""
+    cfg = ReplicationConfig()
+    for s in [_committed(), *(bad(_committed()) for bad in BAD_STATES.values())]:
+        for inv in I.INVARIANTS.values():
+            if inv.state_check is not None:
+                assert ("now_ms",) not in _reads(inv.state_check, s, cfg), inv.name
+            else:
+                assert inv.step_check is not None
+                seen: set[tuple[str, ...]] = set()
+                list(inv.step_check(_Recorder(s, (), seen), _Recorder(s, (), seen), cfg))  # type: ignore[arg-type]
+                assert ("now_ms",) not in seen, inv.name
+
+
+def test_every_state_invariant_declares_inputs() -> None:
+    assert all(inv.inputs is not None for inv in I.INVARIANTS.values() if inv.state_check is not None)
+
+
+def test_an_equal_input_reuses_the_verdict_and_a_changed_one_reruns() -> None:
+    """The memo is keyed on the values read: a state that differs only where the invariant does not
+    read (the clock, a follower's fetch state) is not re-checked; a changed log is."""
+    cfg = ReplicationConfig()
+    s = _committed()
+    memo: I.Memo = {}
+    assert I.check_state(s, cfg, memo=memo) == []
+    ran: list[State] = []
+    original = I.INVARIANTS["WeakIsr"]
+    assert original.state_check is not None
+    check = original.state_check
+
+    def counting(state: State, c: ReplicationConfig) -> Any:
+        ran.append(state)
+        return check(state, c)
+
+    I.INVARIANTS["WeakIsr"] = replace(original, state_check=counting)
+    try:
+        assert I.check_state(replace(s, now_ms=s.now_ms + 100), cfg, memo=memo) == []
+        assert I.check_state(_set(s, 1, fetch_state="truncating"), cfg, memo=memo) == []
+        assert ran == []  # neither the clock nor a fetch state is read by WeakIsr: its verdict is reused
+        bad = _set(s, 1, log=())
+        assert [v.invariant for v in I.check_state(bad, cfg, frozenset({"WeakIsr"}), memo=memo)] == ["WeakIsr"]
+        assert ran == [bad]
+    finally:
+        I.INVARIANTS["WeakIsr"] = original
+
+
+def test_prefix_comparison_reports_the_first_differing_offset() -> None:
+    """NoDivergenceBelowHw / WeakIsr compare log prefixes at once and fall back to the loop only
+    when they differ: the message names the first offset that differs, as the loop alone did."""
+    cfg = ReplicationConfig()
+    e0, e1, other = Entry(0, 0, 7), Entry(1, 0, 8), Entry(1, 0, 99)
+    s = _committed()
+    for b in (0, 1, 2):
+        s = _set(s, b, log=(e0, e1), hw=2)
+    assert I.check_state(s, cfg) == []
+    diverged = _set(s, 2, log=(e0, other))
+    assert [v.message for v in I.check_state(diverged, cfg, frozenset({"NoDivergenceBelowHw"}))] == [
+        f"offset 1: broker 0 has {e1}, broker 2 has {other} (HWs 2, 2)",
+        f"offset 1: broker 1 has {e1}, broker 2 has {other} (HWs 2, 2)",
+    ]
+    shorter = _set(s, 1, log=(e0,))
+    assert [v.message for v in I.check_state(shorter, cfg, frozenset({"WeakIsr"}))] == [
+        f"leader 0 (epoch 0, HW 2) has {e1} at offset 1 but its ISR member 1 has None"
+    ]
