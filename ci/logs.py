@@ -116,6 +116,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     from kconform.traces.logs.checks import check_names
     from kconform.traces.logs.checks.txn import DEFAULT_MAX_TXN_TIMEOUT_MS
+    from kconform.traces.logs.excerpt import write_excerpts
     from kconform.traces.logs.reader import InputError
     from kconform.traces.logs.report import input_table, summary_table, write_html, write_json
     from kconform.traces.logs.run import check_paths
@@ -138,17 +139,23 @@ def cmd_check(args: argparse.Namespace) -> int:
         )
     except InputError as e:
         return _error(str(e))
+    try:
+        excerpts = write_excerpts(run.checks, args.out / "excerpts")
+    except (InputError, OSError) as e:
+        return _error(f"writing excerpts under {args.out / 'excerpts'}: {e}")
     console = Console()
     console.print(input_table(run))
     console.print(summary_table(run))
     for check in run.checks:
         for note in check.notes:
             console.print(f"{check.name}: {note}")
-        for finding in check.findings[:3]:
+        for index, finding in enumerate(check.findings[:3]):
             console.print(f"[bold red]{check.name}[/]: {finding.message}", highlight=False)
             for w in finding.witnesses:
                 console.print(f"    {w.file}:{w.line}: {w.text}", highlight=False, markup=False)
-    write_json(run, args.out / "report.json")
+            if (check.name, index) in excerpts:
+                print(f"    excerpt: kconform logs check {excerpts[(check.name, index)]}", flush=True)
+    write_json(run, args.out / "report.json", excerpts)
     write_html(run, args.out / "report.html")
     if args.junit is not None:
         try:

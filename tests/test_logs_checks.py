@@ -3,6 +3,7 @@ makes the input legal), and says "not observed" when the input cannot exercise i
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -217,6 +218,77 @@ CASES += [
         "fetch-session-epochs",
         fetches((0, 0, 0, 77), (77, 1, 0, 77), (77, 3, 0, 77)),
         fetches((0, 0, 0, 77), (77, 1, 0, 77), (77, 2, 0, 77)),
+    ),
+]
+
+
+TOPIC = "TopicIdAAAAAAAAAAAAAAAA"
+
+
+def meta(offset: int, kind: str, **data: object) -> str:
+    """A --cluster-metadata-decoder record line (3.x+) of a record about ``TOPIC``'s partition 0."""
+    body = {"topicId": TOPIC, **data} if kind == "TOPIC_RECORD" else {"partitionId": 0, "topicId": TOPIC, **data}
+    payload = json.dumps({"type": kind, "version": 0, "data": body}, separators=(",", ":"))
+    return (
+        f"| offset: {offset} CreateTime: 1710774451597 keySize: -1 valueSize: 113 sequence: -1 headerKeys: [] "
+        f"payload: {payload}"
+    )
+
+
+def metadata_dump(*records: str) -> str:
+    return (
+        "\n".join(
+            [
+                "Dumping /var/lib/kafka/data/__cluster_metadata-0/00000000000000000000.log",
+                "Log starting offset: 0",
+                meta(0, "TOPIC_RECORD", name="orders"),
+                *records,
+            ]
+        )
+        + "\n"
+    )
+
+
+def registered(replicas: list[int], isr: list[int], leader: int, le: int = 0, pe: int = 0, **more: object) -> str:
+    return meta(
+        1, "PARTITION_RECORD", replicas=replicas, isr=isr, leader=leader, leaderEpoch=le, partitionEpoch=pe, **more
+    )
+
+
+CASES += [
+    (
+        "kraft-isr-within-replicas",
+        metadata_dump(registered([1, 2, 3], [1, 2], 1), meta(2, "PARTITION_CHANGE_RECORD", isr=[1, 2, 4])),
+        metadata_dump(registered([1, 2, 3], [1, 2], 1), meta(2, "PARTITION_CHANGE_RECORD", isr=[1, 2, 3])),
+    ),
+    (
+        "kraft-leader-in-isr",
+        metadata_dump(registered([1, 2, 3], [1, 2, 3], 1), meta(2, "PARTITION_CHANGE_RECORD", isr=[2, 3])),
+        metadata_dump(registered([1, 2, 3], [1, 2, 3], 1), meta(2, "PARTITION_CHANGE_RECORD", isr=[2, 3], leader=2)),
+    ),
+    (
+        "kraft-elr-outside-isr",
+        metadata_dump(
+            registered([1, 2, 3], [1, 2], 1, eligibleLeaderReplicas=[], lastKnownElr=[]),
+            meta(2, "PARTITION_CHANGE_RECORD", isr=[1], eligibleLeaderReplicas=[1, 2]),
+        ),
+        metadata_dump(
+            registered([1, 2, 3], [1, 2], 1, eligibleLeaderReplicas=[], lastKnownElr=[]),
+            meta(2, "PARTITION_CHANGE_RECORD", isr=[1], eligibleLeaderReplicas=[2]),
+        ),
+    ),
+    (
+        "kraft-partition-epochs-increase",
+        metadata_dump(
+            registered([1, 2], [1, 2], 1, le=4, pe=7),
+            meta(2, "PARTITION_CHANGE_RECORD", leader=2),
+            registered([1, 2], [1, 2], 2, le=4, pe=9),
+        ),
+        metadata_dump(
+            registered([1, 2], [1, 2], 1, le=4, pe=7),
+            meta(2, "PARTITION_CHANGE_RECORD", leader=2),
+            registered([1, 2], [1, 2], 2, le=5, pe=8),
+        ),
     ),
 ]
 

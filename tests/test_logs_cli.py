@@ -11,6 +11,7 @@ import pytest
 
 from kconform.ci.cli import main
 from kconform.traces.logs.ingest import check_corpus, write_corpus
+from kconform.traces.logs.observations import SCHEMA_VERSION
 from kconform.traces.logs.run import check_paths
 from tests.logskit import FIXTURES
 
@@ -33,6 +34,21 @@ def test_check_exit_codes_and_reports(tmp_path: Path, capsys: pytest.CaptureFixt
     assert cases["txn-state-transitions-valid"].find("failure") is not None
     assert cases["fetch-session-epochs"].find("skipped") is not None
     assert "not observed" in capsys.readouterr().out
+
+
+def test_a_finding_excerpt_rechecks_to_the_same_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert main(["logs", "check", str(BAD), "--out", str(out)]) == 1
+    report = json.loads((out / "report.json").read_text())
+    (txn,) = [c for c in report["checks"] if c["name"] == "txn-state-transitions-valid"]
+    excerpt = txn["shown"][0]["excerpt"]
+    assert f"excerpt: kconform logs check {excerpt}" in capsys.readouterr().out
+    again = tmp_path / "again"
+    assert main(["logs", "check", excerpt, "--out", str(again)]) == 1
+    (txn2,) = [c for c in json.loads((again / "report.json").read_text())["checks"] if c["name"] == txn["name"]]
+    assert [f["message"] for f in txn2["shown"]] == [f["message"] for f in txn["shown"]]
+    lines = sum(len(p.read_text().splitlines()) for p in Path(excerpt).rglob("*") if p.is_file())
+    assert lines < len(BAD.read_text().splitlines())
 
 
 def test_a_known_line_that_does_not_parse_is_exit_2_unless_lenient(
@@ -73,7 +89,7 @@ def test_ingest_command(tmp_path: Path) -> None:
     assert main(["logs", "ingest", str(BAD), "--out", str(tmp_path / "c"), "--engine", "duckdb"]) == 1
     assert main(["logs", "ingest", str(HEALTHY), "--out", str(tmp_path / "d"), "--engine", "duckdb"]) == 0
     manifest = json.loads((tmp_path / "d" / "manifest.json").read_text())
-    assert manifest["rows"] > 0 and manifest["schema_version"] == 1
+    assert manifest["rows"] > 0 and manifest["schema_version"] == SCHEMA_VERSION == 2
 
 
 @pytest.mark.slow

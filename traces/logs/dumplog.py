@@ -18,7 +18,13 @@ Formats it reads (detected per line, never assumed from a version):
   with ``producerId:P,producerEpoch:E,state=S,...``, and JSON keys/values), --offsets-decoder
   offset commits (``offset_commit::group=G,partition=TP ... offset=N`` and JSON);
 - ``.txnindex`` dumps (``version: V producerId: P firstOffset: F lastOffset: L lastStableOffset: S``)
-  and producer-state ``.snapshot`` dumps (``producerId: P producerEpoch: E coordinatorEpoch: C ...``).
+  and producer-state ``.snapshot`` dumps (``producerId: P producerEpoch: E coordinatorEpoch: C ...``);
+- ``.index`` and ``.timeindex`` dumps (``offset: N position: P``, ``timestamp: T offset: N``: no fact
+  the checks use);
+- --cluster-metadata-decoder payloads of ``__cluster_metadata`` segments and snapshots
+  (kconform.traces.logs.kraft), including the 2.8 form with the payload on a line of its own, and
+  the control records of the metadata log (``LeaderChange``, ``SnapshotHeader``, ``KRaftVersion``,
+  ``controlType: ...``): a control record that is not a transaction marker closes no transaction.
 
 Each ``Dumping FILE`` line starts a new segment; any other line inside a dump (``...`` elisions,
 shell prompts) breaks the chain, so that offsets and sequences are never compared across text
@@ -32,6 +38,7 @@ import re
 from dataclasses import dataclass
 
 from kconform.model.txn_graph import STATES
+from kconform.traces.logs.kraft import MetadataParseError, is_metadata_payload, parse_payload
 from kconform.traces.logs.observations import (
     BATCH,
     OFFSET_COMMIT,
@@ -126,6 +133,7 @@ class DumpParser:
         self._count = 0
         self._held: Obs | None = None
         self._saw_batch_line = False
+        self._topics: dict[str, str] = {}  # KRaft topic id -> name (TOPIC_RECORDs of this dump)
 
     # ---- public -------------------------------------------------------------------------------
 
@@ -140,8 +148,12 @@ class DumpParser:
             return out
         if first.startswith(("baseOffset: ", "| offset: ", "offset: ")) or first.startswith("|  offset: "):
             return self._data_line(number, text, line)
-        if line.startswith(("Starting offset: ", "Log starting offset: ", "Snapshot end offset: ")):
+        if line.startswith(("Starting offset: ", "Log starting offset: ", "Snapshot end offset: ")) or (
+            line == "KRaft bootstrap snapshot"
+        ):
             return self.flush()
+        if line.startswith("payload: ") and is_metadata_payload(line[len("payload: ") :]):
+            return self._metadata(number, text, None, line[len("payload: ") :])
         if line.startswith("version: ") and " producerId: " in line and " firstOffset: " in line:
             return [*self.flush(), self._txn_index(number, text, line)]
         if line.startswith("producerId: ") and " producerEpoch: " in line and "coordinatorEpoch: " in line:
@@ -172,6 +184,7 @@ class DumpParser:
         suffix = name.rsplit(".", 1)[-1] if "." in name else ""
         self.segment = _Segment(name=path, partition=partition_of_path(path), suffix=suffix)
         self._saw_batch_line = False
+        self._topics = {}
 
     def _stream(self) -> str:
         seg = self.segment
@@ -296,9 +309,10 @@ class DumpParser:
         offset = _int(kv, "offset", required=True)
         marker = kv.get("endTxnMarker")
         out: list[Obs] = []
-        if marker is not None:
-            if marker not in ("COMMIT", "ABORT"):
-                raise DumpParseError(f"endTxnMarker: not COMMIT or ABORT: {marker[:20]!r}")
+        if marker is not None and marker not in ("COMMIT", "ABORT"):
+            marker = None  # another control type (a KRaft LEADER_CHANGE): closes no transaction
+            out = self.flush()
+        elif marker is not None:
             held = self._held
             if held is not None:
                 held.marker = marker
@@ -325,6 +339,8 @@ class DumpParser:
 
     def _decoded(self, number: int, text: str, offset: int | None, key: str | None, payload: str | None) -> list[Obs]:
         if key is None:
+            if payload is not None and is_metadata_payload(payload.strip()):
+                return self._metadata(number, text, offset, payload.strip())
             return []
         k = key.strip()
         if "transactionalId=" in k and (k.startswith(("transaction_metadata::", "transactionalId="))):
@@ -411,6 +427,12 @@ class DumpParser:
                 raise DumpParseError(f"offset commit payload: expected offset=N, got {p[:60]!r}")
             obs.end_offset = int(m2.group(1))
         return obs
+
+    def _metadata(self, number: int, text: str, offset: int | None, payload: str) -> list[Obs]:
+        try:
+            return parse_payload(payload, self.file, number, text, self._stream(), offset, self._topics)
+        except MetadataParseError as e:
+            raise DumpParseError(f"cluster metadata record: {e}") from None
 
     # ---- index and snapshot dumps ---------------------------------------------------------------
 

@@ -37,6 +37,7 @@ from kconform.traces.logs.observations import (
     FETCH_RESPONSE,
     FETCH_SESSION,
     FIELD_NAMES,
+    KRAFT_PARTITION,
     SCHEMA_VERSION,
     UNCLEAN_ELECTION,
     Obs,
@@ -52,7 +53,9 @@ MANIFEST = "manifest.json"
 BROADCAST = "*"
 """``grp`` of observations every group receives (partition-less unclean elections)."""
 
-_STREAM_KINDS = frozenset({FETCH_REQUEST, FETCH_RESPONSE, FETCH_SESSION})
+_STREAM_KINDS = frozenset({FETCH_REQUEST, FETCH_RESPONSE, FETCH_SESSION, KRAFT_PARTITION})
+"""Kinds grouped by stream although they name a partition: a client's Fetch lines (sessions span
+partitions) and a metadata-log dump's records (topic records name the topic of later partitions)."""
 
 
 class IngestError(Exception):

@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-SCHEMA_VERSION = 1
-"""Version of the observation schema (the Parquet corpus records it in its manifest)."""
+SCHEMA_VERSION = 2
+"""Version of the observation schema (the Parquet corpus records it in its manifest). 2: kind
+``kraft_partition`` and fields ``replicas`` and ``elr``."""
 
 TEXT_LIMIT = 400
 """Witness text kept per observation (characters); longer lines are cut with an ellipsis."""
@@ -70,6 +71,10 @@ FETCH_RESPONSE = "fetch_response"
 """A client received a Fetch answer; one row per partition (or one for a partition-less answer)."""
 FETCH_SESSION = "fetch_session"
 """FetchSessionHandler's own account of a session (created, closed, error)."""
+KRAFT_PARTITION = "kraft_partition"
+"""A KRaft ``__cluster_metadata`` record about a partition or its topic, as --cluster-metadata-decoder
+prints it (``state`` = the record type: PARTITION_RECORD, PARTITION_CHANGE_RECORD, TOPIC_RECORD,
+REMOVE_TOPIC_RECORD); a change record's unset fields are None (unchanged)."""
 
 KINDS: tuple[str, ...] = (
     BATCH,
@@ -96,6 +101,7 @@ KINDS: tuple[str, ...] = (
     FETCH_REQUEST,
     FETCH_RESPONSE,
     FETCH_SESSION,
+    KRAFT_PARTITION,
 )
 
 
@@ -153,6 +159,8 @@ class Obs:
     group: str | None = None
     partition_error: int | None = None
     aborted: str | None = None
+    replicas: str | None = None
+    elr: str | None = None
 
 
 FIELD_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Obs))

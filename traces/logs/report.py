@@ -64,8 +64,8 @@ def input_table(run: LogRun, top: int = 15) -> Table:
     return table
 
 
-def to_json(run: LogRun) -> dict[str, Any]:
-    """The report as plain data (``report.json``)."""
+def to_json(run: LogRun, excerpts: dict[tuple[str, int], Path] | None = None) -> dict[str, Any]:
+    """The report as plain data (``report.json``); ``excerpts``: each shown finding's excerpt directory."""
     s = run.stats
     return {
         "schema_version": SCHEMA_VERSION,
@@ -82,11 +82,11 @@ def to_json(run: LogRun) -> dict[str, Any]:
             "count": s.problem_count,
             "shown": [{"file": p.file, "line": p.line, "message": p.message, "text": p.text} for p in s.problems],
         },
-        "checks": [_check_json(c) for c in run.checks],
+        "checks": [_check_json(c, excerpts or {}) for c in run.checks],
     }
 
 
-def _check_json(check: Check) -> dict[str, Any]:
+def _check_json(check: Check, excerpts: dict[tuple[str, int], Path]) -> dict[str, Any]:
     return {
         "name": check.name,
         "guarantee": check.guarantee,
@@ -102,14 +102,15 @@ def _check_json(check: Check) -> dict[str, Any]:
                 "message": f.message,
                 "partition": f.partition,
                 "witnesses": [{"file": w.file, "line": w.line, "text": w.text} for w in f.witnesses],
+                "excerpt": str(excerpts[(check.name, i)]) if (check.name, i) in excerpts else None,
             }
-            for f in check.findings
+            for i, f in enumerate(check.findings)
         ],
     }
 
 
-def write_json(run: LogRun, path: Path) -> None:
-    atomic_write_bytes(path, (json.dumps(to_json(run), indent=1) + "\n").encode())
+def write_json(run: LogRun, path: Path, excerpts: dict[tuple[str, int], Path] | None = None) -> None:
+    atomic_write_bytes(path, (json.dumps(to_json(run, excerpts), indent=1) + "\n").encode())
 
 
 def write_html(run: LogRun, path: Path) -> None:

@@ -14,6 +14,12 @@ from kconform.traces.logs.checks.base import (
     run_checks,
 )
 from kconform.traces.logs.checks.fetch import AbortedTransactionsBelowLso, FetchAnswerOffsets, FetchSessionEpochs
+from kconform.traces.logs.checks.kraft import (
+    KraftElrOutsideIsr,
+    KraftEpochsIncrease,
+    KraftIsrWithinReplicas,
+    KraftLeaderInIsr,
+)
 from kconform.traces.logs.checks.replication import (
     EpochCheckpointValid,
     HighWatermarkBelowLogEnd,
@@ -71,6 +77,10 @@ def all_checks(max_txn_timeout_ms: int = DEFAULT_MAX_TXN_TIMEOUT_MS) -> list[Che
         TruncationAgreesWithEpochAnswer(),
         NoTruncationBelowHighWatermark(),
         EpochCheckpointValid(),
+        KraftIsrWithinReplicas(),
+        KraftLeaderInIsr(),
+        KraftElrOutsideIsr(),
+        KraftEpochsIncrease(),
         FetchAnswerOffsets(),
         AbortedTransactionsBelowLso(),
         FetchSessionEpochs(),
