@@ -109,6 +109,9 @@ class TxnPartitionLog:
         self.name = name
         self.world = world
         self.records: list[Record] = []
+        self.appends: list[tuple[int, int, int, int]] = []
+        """(base offset, record count, append time ms, coordinator epoch or -1) of every append, in
+        log order: the batches impl.txn.dumplog prints as kafka-dump-log.sh would."""
         self.hw = 0
         self.producers: dict[int, ProducerEntry] = {}
         self.verifications: dict[int, VerificationEntry] = {}
@@ -188,6 +191,7 @@ class TxnPartitionLog:
         if not transactional and entry.txn_first_offset >= 0:
             return AppendResult("rejected", INVALID_TXN_STATE, -1)
         base_offset = self.leo
+        self.appends.append((base_offset, len(rids), self.world.now_ms, -1))
         for i, rid in enumerate(rids):
             seq = next_seq(base_seq, i)
             self.records.append(Record(base_offset + i, pid, epoch, seq, rid, int(transactional), NO_CONTROL))
@@ -225,6 +229,7 @@ class TxnPartitionLog:
         if coordinator_epoch < entry.coordinator_epoch and not self.world.mutant(m.STALE_COORDINATOR_EPOCH_MARKER):
             return TRANSACTION_COORDINATOR_FENCED, -1
         offset = self.leo
+        self.appends.append((offset, 1, self.world.now_ms, coordinator_epoch))
         self.records.append(Record(offset, pid, epoch, -1, -1, 1, COMMIT_MARKER if commit else ABORT_MARKER))
         entry.set_epoch(epoch)
         entry.coordinator_epoch = coordinator_epoch
