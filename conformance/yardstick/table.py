@@ -26,6 +26,7 @@ CLASSES: tuple[str, ...] = (
     "transaction_metadata_test",
     "transaction_coordinator_test",
     "offset_metadata_manager_test",
+    "group_metadata_manager_test",
 )
 """The per-Kafka-test-class modules of this package, in table order."""
 
