@@ -27,6 +27,7 @@ CLASSES: tuple[str, ...] = (
     "transaction_coordinator_test",
     "offset_metadata_manager_test",
     "group_metadata_manager_test",
+    "transaction_state_manager_test",
 )
 """The per-Kafka-test-class modules of this package, in table order."""
 
