@@ -170,6 +170,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         if stats.problem_count > len(shown):
             print(f"... and {stats.problem_count - len(shown)} more (report.json)", file=sys.stderr)
     print(f"report: {args.out / 'report.html'}")
+    if stats.unreadable:
+        for message in stats.unreadable[:10]:
+            print(f"error: {message}", file=sys.stderr)
+        return _error(
+            f"{len(stats.unreadable)} input file(s) could not be read to their end (first: {stats.unreadable[0]}); "
+            "no verdict (the report holds what was read)"
+        )
     if run.input_error:
         return _error(
             f"{stats.problem_count} known line(s) did not parse (first: "

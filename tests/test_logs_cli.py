@@ -51,6 +51,29 @@ def test_a_finding_excerpt_rechecks_to_the_same_finding(tmp_path: Path, capsys: 
     assert lines < len(BAD.read_text().splitlines())
 
 
+def test_a_damaged_file_is_exit_2_and_loses_nothing_already_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gzip
+
+    damaged = tmp_path / "server.log.1.gz"
+    damaged.write_bytes(gzip.compress(BAD.read_bytes())[:-40])  # cut: the stream ends early
+    fake = tmp_path / "binary-looking.log"
+    fake.write_bytes(b"\x1f\x8b not gzip at all\n")  # gzip magic, no gzip stream
+    out = tmp_path / "out"
+    for lenient in ([], ["--lenient"]):
+        assert main(["logs", "check", str(BAD), str(damaged), str(fake), "--out", str(out), *lenient]) == 2
+        report = json.loads((out / "report.json").read_text())
+        assert len(report["unreadable"]) == 2
+        assert any(str(damaged) in m for m in report["unreadable"]) and any(
+            str(fake) in m for m in report["unreadable"]
+        )
+        (txn,) = [c for c in report["checks"] if c["name"] == "txn-state-transitions-valid"]
+        assert txn["status"] == "violated"  # BAD's finding (and the damaged copy's lines before the cut) are kept
+    assert "could not be read to their end" in capsys.readouterr().err
+    assert main(["logs", "ingest", str(HEALTHY), str(fake), "--out", str(tmp_path / "c"), "--engine", "none"]) == 2
+
+
 def test_a_known_line_that_does_not_parse_is_exit_2_unless_lenient(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

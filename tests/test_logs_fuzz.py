@@ -84,6 +84,8 @@ def test_mutated_inputs_never_crash(tmp_path: Path, lines: list[bytes]) -> None:
     stats = _run(path)
     for problem in stats.problems:
         assert problem.file == str(path) and problem.line >= 1
+    for message in stats.unreadable:  # bytes that look like a gzip stream but are not one
+        assert message.startswith(f"{path}")
 
 
 @pytest.mark.slow

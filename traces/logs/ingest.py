@@ -46,6 +46,7 @@ from kconform.traces.logs.observations import (
     to_row,
 )
 from kconform.traces.logs.parse import ParseStats, parse_paths
+from kconform.traces.logs.reader import InputError
 
 ROWS_PER_BATCH = 65_536
 OBSERVATIONS = "observations.parquet"
@@ -117,10 +118,15 @@ def write_corpus(paths: Sequence[str | os.PathLike[str]], out: Path, lenient: bo
         "rows": rows,
         "lines": stats.read.lines,
         "problems": stats.problem_count,
+        "unreadable": stats.unreadable,
         "lenient": lenient,
         "unknown_lines_per_logger": dict(stats.unknown.most_common()),
     }
     atomic_write_bytes(out / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
+    if stats.unreadable:
+        raise InputError(
+            f"{stats.unreadable[0]} ({len(stats.unreadable)} input file(s) could not be read to their end)"
+        )
     return IngestSummary(rows, stats.read.lines, stats.problem_count, first)
 
 

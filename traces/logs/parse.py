@@ -22,7 +22,7 @@ from kconform.traces.logs.checkpoints import CheckpointParseError, checkpoint_ki
 from kconform.traces.logs.dumplog import DumpParseError, DumpParser
 from kconform.traces.logs.log4j import Record, RecordJoiner
 from kconform.traces.logs.observations import Obs, cut
-from kconform.traces.logs.reader import ReadStats, expand, lines
+from kconform.traces.logs.reader import InputError, ReadStats, expand, lines
 
 MAX_LOGGERS = 500
 """Distinct loggers counted by name; the rest are counted together under ``(other loggers)``."""
@@ -54,6 +54,9 @@ class ParseStats:
     unknown: Counter[str] = field(default_factory=Counter)
     problems: list[Problem] = field(default_factory=list)
     problem_count: int = 0
+    unreadable: list[str] = field(default_factory=list)
+    """Files that could not be read to their end (the error names the file and line): their lines
+    before the error are kept; the run gives no verdict (exit 2) whatever ``--lenient`` says."""
 
     def count_unknown(self, logger: str) -> None:
         key = logger or NO_RECORD
@@ -68,9 +71,14 @@ class ParseStats:
 
 
 def parse_paths(paths: Sequence[str | os.PathLike[str]], stats: ParseStats) -> Iterator[Obs]:
-    """Observations of every file under ``paths``, file by file, in line order."""
+    """Observations of every file under ``paths``, file by file, in line order. A file that cannot
+    be read to its end (a damaged .gz, a read error) is recorded in ``stats.unreadable`` and the
+    other files are still read: nothing already read is lost."""
     for path in expand(paths):
-        yield from parse_file(path, stats)
+        try:
+            yield from parse_file(path, stats)
+        except InputError as e:
+            stats.unreadable.append(str(e))
 
 
 def parse_file(path: Path, stats: ParseStats) -> Iterator[Obs]:

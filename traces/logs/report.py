@@ -76,6 +76,7 @@ def to_json(run: LogRun, excerpts: dict[tuple[str, int], Path] | None = None) ->
         "files": s.read.files,
         "binary_files_skipped": s.read.binary_files,
         "cut_lines": s.read.cut_lines,
+        "unreadable": s.unreadable,
         "observations": dict(sorted(s.observations.items())),
         "unknown_lines_per_logger": dict(s.unknown.most_common()),
         "problems": {

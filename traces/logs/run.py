@@ -31,8 +31,9 @@ class LogRun:
 
     @property
     def input_error(self) -> bool:
-        """Known lines that did not parse and the run is not lenient: the verdict is unknown."""
-        return self.stats.problem_count > 0 and not self.lenient
+        """A file could not be read, or known lines did not parse and the run is not lenient: the
+        verdict is unknown."""
+        return bool(self.stats.unreadable) or (self.stats.problem_count > 0 and not self.lenient)
 
 
 def check_observations(
