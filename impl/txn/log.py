@@ -173,6 +173,7 @@ class TxnPartitionLog:
         looks at batches that ``hasProducerId``)."""
         if pid == NO_PRODUCER_ID:
             base_offset = self.leo
+            self.appends.append((base_offset, len(rids), self.world.now_ms, -1))
             for i, rid in enumerate(rids):
                 self.records.append(Record(base_offset + i, pid, epoch, -1, rid, int(transactional), NO_CONTROL))
             return AppendResult("appended", NONE, base_offset)
