@@ -13,17 +13,20 @@ import dataclasses
 from collections.abc import Iterable
 from typing import TypeVar, cast
 
+from .fetch import mutants as _fetch
 from .replication import mutants as _replication
 from .txn import mutants as _txn
 
 REPLICATION = "replication"
 TXN = "txn"
+FETCH = "fetch"
 
 C = TypeVar("C")
 
 _SLICES: dict[str, tuple[dict[str, str], dict[str, dict[str, int | bool]]]] = {
     REPLICATION: (_replication.MUTANTS, _replication.MUTANT_CONFIG),
     TXN: (_txn.MUTANTS, _txn.MUTANT_CONFIG),
+    FETCH: (_fetch.MUTANTS, _fetch.MUTANT_CONFIG),
 }
 """Slice name → (its mutants: name → description, their MUTANT_CONFIG), in registry order."""
 
@@ -32,7 +35,8 @@ MUTANTS: dict[str, str] = {name: doc for mutants, _ in _SLICES.values() for name
 
 TXN_MUTANT_NAMES = frozenset(_txn.MUTANTS)
 SLICE_OF: dict[str, str] = {name: slice_name for slice_name, (mutants, _) in _SLICES.items() for name in mutants}
-"""The slice each mutant belongs to: ``replication`` (impl/replication/) or ``txn`` (impl/txn/)."""
+"""The slice each mutant belongs to: ``replication`` (impl/replication/), ``txn`` (impl/txn/) or
+``fetch`` (impl/fetch/)."""
 
 MUTANT_CONFIG: dict[str, dict[str, int | bool]] = {
     name: overrides for _, config in _SLICES.values() for name, overrides in config.items()

@@ -17,6 +17,7 @@ Guarantees (kafka-facts §2, §4, §1.8, §1.10):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from kconform.model.txn_config import INT32_MAX
 from kconform.traces.events import (
@@ -34,8 +35,8 @@ from kconform.traces.events import (
     TopicOffset,
 )
 
+from ..runtime import World
 from . import mutants as m
-from .runtime import TxnWorld
 
 NO_PRODUCER_ID = -1
 """RecordBatch.NO_PRODUCER_ID: the batch of a producer without idempotence."""
@@ -103,9 +104,10 @@ class AppendResult:
 
 
 class TxnPartitionLog:
-    """A partition on its leader (never loses an append; the HW moves by ``advance_hw``)."""
+    """A partition on its leader (never loses an append; the HW moves by ``advance_hw``). Any
+    slice's world will do (the fetch-session slice's broker keeps its partitions in these too)."""
 
-    def __init__(self, name: str, world: TxnWorld) -> None:
+    def __init__(self, name: str, world: World[Any]) -> None:
         self.name = name
         self.world = world
         self.records: list[Record] = []
