@@ -20,6 +20,7 @@ from kconform.model.configs import register_config, unregister_config
 BUILTIN_SLICES: dict[str, str] = {
     "replication": "kconform.conformance.replication.slice",
     "txn": "kconform.conformance.txn.slice",
+    "fetch": "kconform.conformance.fetch.slice",
 }
 """Name -> module defining the built-in slice (its ``SLICE``), in the order the gate runs them.
 Adding a slice is one line here."""

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from kconform.model.config import ConfigError, ReplicationConfig
+from kconform.model.fetch_config import FETCH, FetchConfig
 from kconform.model.txn_config import TxnConfig
 
 
@@ -31,7 +32,7 @@ AnyConfig = SliceConfig
 
 REPLICATION = "replication"
 TXN = "txn"
-SLICES: tuple[str, ...] = (REPLICATION, TXN)
+SLICES: tuple[str, ...] = (REPLICATION, TXN, FETCH)
 """The slices, in the order the gate runs them."""
 
 
@@ -51,9 +52,10 @@ def replication_from_json(obj: dict[str, Any]) -> ReplicationConfig:
 _PARSERS: dict[str, Callable[[dict[str, Any]], Any]] = {
     REPLICATION: replication_from_json,
     TXN: TxnConfig.from_json,
+    FETCH: FetchConfig.from_json,
 }
 """Slice name -> the parser of its JSON config (the whole object, ``slice`` key included)."""
-_NAMES: dict[type, str] = {ReplicationConfig: REPLICATION, TxnConfig: TXN}
+_NAMES: dict[type, str] = {ReplicationConfig: REPLICATION, TxnConfig: TXN, FetchConfig: FETCH}
 """Configuration type -> its slice's name."""
 
 

@@ -8,15 +8,16 @@ from kconform.conformance import registry
 from kconform.conformance.slice import Slice
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import SLICES
+from kconform.model.fetch_config import FetchConfig
 from kconform.model.txn_config import TxnConfig
 
 
 def test_builtin_slices_in_the_gates_order() -> None:
-    assert registry.names()[:2] == SLICES
-    assert [s.name for s in registry.all_slices()][:2] == list(SLICES)
+    assert registry.names()[:3] == SLICES
+    assert [s.name for s in registry.all_slices()][:3] == list(SLICES)
 
 
-@pytest.mark.parametrize("cfg", [ReplicationConfig(), TxnConfig(), TxnConfig(transaction_version=2)])
+@pytest.mark.parametrize("cfg", [ReplicationConfig(), TxnConfig(), TxnConfig(transaction_version=2), FetchConfig()])
 def test_for_config_finds_the_slice_of_the_config_type(cfg: object) -> None:
     found = registry.for_config(cfg)
     assert found.config_type is type(cfg)
@@ -27,15 +28,16 @@ def test_for_config_finds_the_slice_of_the_config_type(cfg: object) -> None:
 
 
 def test_each_slice_owns_its_mutants_and_invariants() -> None:
-    rep, txn = registry.get("replication"), registry.get("txn")
-    assert not set(rep.mutants()) & set(txn.mutants())
-    assert not set(rep.invariants()) & set(txn.invariants())
+    rep, txn, fetch = registry.get("replication"), registry.get("txn"), registry.get("fetch")
+    for a, b in ((rep, txn), (rep, fetch), (txn, fetch)):
+        assert not set(a.mutants()) & set(b.mutants())
+        assert not set(a.invariants()) & set(b.invariants())
     assert rep.explore is not None and txn.explore is None
 
 
 def test_unknown_name_and_type_are_clear_errors() -> None:
-    with pytest.raises(registry.UnknownSlice, match="unknown slice 'fetch' \\(one of replication, txn"):
-        registry.get("fetch")
+    with pytest.raises(registry.UnknownSlice, match="unknown slice 'share' \\(one of replication, txn, fetch"):
+        registry.get("share")
     with pytest.raises(registry.UnknownSlice, match="no slice has configurations of type int"):
         registry.for_config(3)
 

@@ -28,6 +28,8 @@ from kconform.model.errors import (
     DUPLICATE_SEQUENCE_NUMBER as DUPLICATE_SEQUENCE_NUMBER,
     ERRORS as ERRORS,
     FENCED_LEADER_EPOCH as FENCED_LEADER_EPOCH,
+    FETCH_SESSION_ID_NOT_FOUND as FETCH_SESSION_ID_NOT_FOUND,
+    INVALID_FETCH_SESSION_EPOCH as INVALID_FETCH_SESSION_EPOCH,
     INELIGIBLE_REPLICA as INELIGIBLE_REPLICA,
     INVALID_PRODUCER_EPOCH as INVALID_PRODUCER_EPOCH,
     INVALID_PRODUCER_ID_MAPPING as INVALID_PRODUCER_ID_MAPPING,
@@ -66,7 +68,10 @@ SCHEMA_VERSION = 2
 """Version of the event schema written into every trace/counterexample header.
 
 Version 1: the replication slice. Version 2 adds the exactly-once slice (idempotent producer,
-transactions, LSO, read_committed, offsets); every version-1 file is a valid version-2 file."""
+transactions, LSO, read_committed, offsets); every version-1 file is a valid version-2 file. The
+fetch-session slice's event kinds were added within version 2 (no field of an existing kind
+changed, so every earlier file reads as before; an older kconform refuses a fetch file naming the
+unknown kind)."""
 
 
 NO_LEADER = -1
@@ -831,6 +836,122 @@ class Quiesced(Event):
     quiet: bool
 
 
+# --------------------------------------------------------------------------------------------
+# The fetch-session slice (KIP-227; impl/fetch/). ``node`` is the broker (0) or a client
+# (model.fetch_config.client_node). A request's partitions are (name, fetch offset) pairs.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FetchAssigned(Event):
+    """Client ``node``'s assignment became ``partitions`` (in order); a newly assigned partition
+    starts at the broker's log start (auto.offset.reset=earliest)."""
+
+    kind: ClassVar[str] = "fetch_assigned"
+    partitions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SessionClosing(Event):
+    """Client ``node`` will close its fetch session (FetchSessionHandler.notifyClose: epoch -1 next)."""
+
+    kind: ClassVar[str] = "session_closing"
+
+
+@dataclass(frozen=True)
+class SessionFetchSent(Event):
+    """Client ``node`` sent fetch request ``msg`` with FetchMetadata (``session_id``, ``epoch``), the
+    partitions it carries (``partitions``: toSend, with fetch offsets) and ``forgotten`` ones."""
+
+    kind: ClassVar[str] = "session_fetch_sent"
+    msg: int
+    session_id: int
+    epoch: int
+    fetches: tuple[TopicOffset, ...]
+    forgotten: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SessionFetchHandled(Event):
+    """Broker ``node`` answered request ``msg`` of ``client``: ``outcome`` (model.fetch_session
+    OUTCOMES), top-level ``error``, the answer's ``session_id`` and the session ``evicted`` for room
+    (0: none). The answer's partitions in order: ``partitions`` with their ``errors``, ``hws``,
+    ``lsos``, ``log_starts``, how many ``records`` each returned (``counts``, the records
+    concatenated in ``records``) and how many aborted transactions each lists (``aborted_counts``,
+    concatenated in ``aborted``)."""
+
+    kind: ClassVar[str] = "session_fetch_handled"
+    msg: int
+    client: int
+    outcome: str
+    error: int
+    session_id: int
+    evicted: int
+    partitions: tuple[str, ...]
+    errors: tuple[int, ...]
+    hws: tuple[int, ...]
+    lsos: tuple[int, ...]
+    log_starts: tuple[int, ...]
+    counts: tuple[int, ...]
+    records: tuple[Record, ...]
+    aborted_counts: tuple[int, ...]
+    aborted: tuple[AbortedTxn, ...]
+
+
+@dataclass(frozen=True)
+class SessionFetchApplied(Event):
+    """Client ``node`` handled the answer to (or the timeout of) request ``msg``: ``outcome``
+    (model.fetch_state APPLIED_OUTCOMES), its next FetchMetadata (``session_id``, ``epoch``), the
+    positions of its assigned partitions after it and the record ids the application got."""
+
+    kind: ClassVar[str] = "session_fetch_applied"
+    msg: int
+    outcome: str
+    session_id: int
+    epoch: int
+    positions: tuple[TopicOffset, ...]
+    rids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class RecordsAppended(Event):
+    """Broker ``node`` appended ``rids`` to ``partition``: a plain batch (``txn`` false, ``pid`` -1) or
+    a whole transaction of producer ``pid`` and its COMMIT (``commit``) or ABORT marker."""
+
+    kind: ClassVar[str] = "records_appended"
+    partition: str
+    rids: tuple[int, ...]
+    pid: int
+    txn: bool
+    commit: bool
+
+
+@dataclass(frozen=True)
+class LogStartAdvanced(Event):
+    """Broker ``node`` moved ``partition``'s log start offset to ``log_start`` (DeleteRecords, KIP-107)."""
+
+    kind: ClassVar[str] = "log_start_advanced"
+    partition: str
+    log_start: int
+
+
+@dataclass(frozen=True)
+class LeadershipChanged(Event):
+    """Broker ``node`` stopped (``leading`` false) or started leading ``partition``."""
+
+    kind: ClassVar[str] = "leadership_changed"
+    partition: str
+    leading: bool
+
+
+@dataclass(frozen=True)
+class SessionCacheLost(Event):
+    """Broker ``node`` restarted: its FetchSessionCache (memory only) is empty; its logs survive and
+    every message in flight to or from it is lost."""
+
+    kind: ClassVar[str] = "session_cache_lost"
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
@@ -876,6 +997,15 @@ EVENT_TYPES: dict[str, type[Event]] = {
         OffsetFetchHandled,
         ProducerExpired,
         Quiesced,
+        FetchAssigned,
+        SessionClosing,
+        SessionFetchSent,
+        SessionFetchHandled,
+        SessionFetchApplied,
+        RecordsAppended,
+        LogStartAdvanced,
+        LeadershipChanged,
+        SessionCacheLost,
     )
 }
 

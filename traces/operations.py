@@ -345,6 +345,76 @@ class WireRequest(Operation):
     conn: int
     broker: int
     request: str
+# --------------------------------------------------------------------------------------------
+# The fetch-session slice (impl/fetch/cluster.py): clients 0.. fetch from broker 0, whose
+# partitions are named t-0, t-1, ...; ``AdvanceHw`` above moves a partition's HW here too.
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Poll(Operation):
+    """Client ``client`` sends a fetch request of its assigned partitions from its positions, unless a
+    request of it is in flight (one per broker, KAFKA-8052)."""
+
+    kind: ClassVar[str] = "poll"
+    client: int
+
+
+@dataclass(frozen=True)
+class Assign(Operation):
+    """Client ``client`` is assigned ``partition`` (``assigned`` true, appended to its assignment) or
+    loses it; ignored when nothing changes or the partition is unknown."""
+
+    kind: ClassVar[str] = "assign"
+    client: int
+    partition: str
+    assigned: bool
+
+
+@dataclass(frozen=True)
+class CloseSession(Operation):
+    """Client ``client`` closes its fetch session: its next request carries epoch -1 (notifyClose)."""
+
+    kind: ClassVar[str] = "close_session"
+    client: int
+
+
+@dataclass(frozen=True)
+class AppendRecords(Operation):
+    """The broker appends ``count`` new records to ``partition``: ``txn`` 0 a plain batch, 1 a
+    committed transaction, 2 an aborted one (each with a fresh producer id and its marker)."""
+
+    kind: ClassVar[str] = "append_records"
+    partition: str
+    count: int
+    txn: int
+
+
+@dataclass(frozen=True)
+class DeleteRecords(Operation):
+    """DeleteRecords (KIP-107): ``partition``'s log start moves to ``offset`` clamped to the HW;
+    ignored unless that moves it forward."""
+
+    kind: ClassVar[str] = "delete_records"
+    partition: str
+    offset: int
+
+
+@dataclass(frozen=True)
+class ToggleLeadership(Operation):
+    """Leadership of ``partition`` moves away from the broker, or back to it."""
+
+    kind: ClassVar[str] = "toggle_leadership"
+    partition: str
+
+
+@dataclass(frozen=True)
+class Bounce(Operation):
+    """Broker ``broker`` restarts at once: what it held in memory (the fetch session cache) and every
+    message in flight to or from it are lost; its logs survive."""
+
+    kind: ClassVar[str] = "bounce"
+    broker: int
 
 
 OPERATION_TYPES: dict[str, type[Operation]] = {
@@ -381,6 +451,13 @@ OPERATION_TYPES: dict[str, type[Operation]] = {
         AdvanceHw,
         Quiesce,
         WireRequest,
+        Poll,
+        Assign,
+        CloseSession,
+        AppendRecords,
+        DeleteRecords,
+        ToggleLeadership,
+        Bounce,
     )
 }
 

@@ -60,6 +60,7 @@ class SliceTools:
 BUILTIN_TOOLS: dict[str, str] = {
     "replication": "kconform.traces.replication.tools",
     "txn": "kconform.traces.txn.tools",
+    "fetch": "kconform.traces.fetch.tools",
 }
 """Slice name -> the module defining its ``TOOLS``. Adding a slice's tools is one line here."""
 

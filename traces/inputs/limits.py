@@ -53,6 +53,8 @@ COUNT = Range(0, INT32_MAX, "a non-negative int32 count")
 FLAG = Range(0, 1, "0 or 1")
 CONTROL = Range(-1, 1, "-1 (data), 0 (ABORT marker) or 1 (COMMIT marker)")
 NODE = Range(-(2**31), INT32_MAX, "an int32 node id")
+SESSION_ID = Range(0, INT32_MAX, "an int32 fetch session id (0: none)")
+SESSION_EPOCH = Range(-1, INT32_MAX, "an int32 fetch session epoch (-1: FINAL, 0: INITIAL)")
 
 FIELD_RANGES: dict[str, Range] = {
     "node": NODE,
@@ -98,6 +100,16 @@ FIELD_RANGES: dict[str, Range] = {
     "verify_msg": ID,
     "lso": OFFSET,
     "next_offset": OFFSET,
+    "session_id": SESSION_ID,
+    "evicted": SESSION_ID,
+    "client": Range(0, INT32_MAX, "a client number"),
+    "errors": ERROR_CODE,
+    "hws": OFFSET,
+    "lsos": OFFSET,
+    "log_starts": OFFSET,
+    "log_start": OFFSET,
+    "counts": COUNT,
+    "aborted_counts": COUNT,
 }
 """Event field → range (for an int list, of each element)."""
 
@@ -105,8 +117,14 @@ REPLICATION_EPOCH_KINDS: frozenset[str] = frozenset({"produce_handled", "epoch_q
 """The kinds whose ``epoch`` is a leader epoch (int32); in every other kind it is a producer epoch."""
 
 
+SESSION_EPOCH_KINDS: frozenset[str] = frozenset({"session_fetch_sent", "session_fetch_applied"})
+"""The kinds whose ``epoch`` is a fetch session epoch (int32, KIP-227)."""
+
+
 def field_range(kind: str, name: str) -> Range | None:
     """The range of ``kind``'s int field ``name`` (None: no rule, which a test forbids)."""
+    if name == "epoch" and kind in SESSION_EPOCH_KINDS:
+        return SESSION_EPOCH
     if name == "epoch" and kind not in REPLICATION_EPOCH_KINDS:
         return PRODUCER_EPOCH
     return FIELD_RANGES.get(name)
@@ -252,6 +270,18 @@ OPERATION_RULES: dict[tuple[str, str], Range | str] = {
     ("wire_request", "conn"): Range(0, INT32_MAX, "a wire connection number"),
     ("wire_request", "broker"): BROKER_REF,
     ("wire_request", "request"): "label",
+    ("poll", "client"): CLIENT_REF,
+    ("assign", "client"): CLIENT_REF,
+    ("assign", "partition"): LOG_PARTITION_REF,
+    ("assign", "assigned"): "bool",
+    ("close_session", "client"): CLIENT_REF,
+    ("append_records", "partition"): LOG_PARTITION_REF,
+    ("append_records", "count"): Range(1, 20, "a batch of 1..20 records"),
+    ("append_records", "txn"): Range(0, 2, "0 plain, 1 committed transaction, 2 aborted transaction"),
+    ("delete_records", "partition"): LOG_PARTITION_REF,
+    ("delete_records", "offset"): Range(0, INT64_MAX, "an int64 offset"),
+    ("toggle_leadership", "partition"): LOG_PARTITION_REF,
+    ("bounce", "broker"): BROKER_REF,
 }
 """(operation, argument) → its range, or what it refers to in the file's configuration."""
 

@@ -1,0 +1,100 @@
+"""The fetch-session slice's known-bug zoo: operation sequences that steer the cluster into the
+situations of historic fetch-session bugs, each judged by the model like any run (a scenario
+encodes a situation, never a verdict: it passes on the reference and fails on the mutant).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kconform.model.fetch_config import BROKER, FetchConfig
+from kconform.traces import operations as o
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named operation sequence, the bug it is about and the reference mutants it exposes."""
+
+    name: str
+    bug: str
+    mutants: tuple[str, ...]
+    ops: tuple[o.Operation, ...]
+
+
+def _fetch(client: int) -> tuple[o.Operation, ...]:
+    return (o.Poll(client=client), o.Run(ms=300))
+
+
+def _assign(client: int, *names: str) -> tuple[o.Operation, ...]:
+    return tuple(o.Assign(client=client, partition=n, assigned=True) for n in names)
+
+
+_IDLE_THEN_BUSY = (
+    *_assign(0, "t-0"),
+    *_assign(1, "t-1"),
+    *_assign(2, "t-2"),
+    *_fetch(0),
+    o.Advance(ms=1_000),
+    *_fetch(1),
+    *(op for _ in range(13) for op in (o.Advance(ms=10_000), *_fetch(0))),
+    *_fetch(2),
+)
+
+_SESSION_ORDER = (
+    *_assign(1, "t-0", "t-1", "t-2"),
+    *(o.AppendRecords(partition=n, count=2, txn=0) for n in ("t-0", "t-1", "t-2")),
+    *(o.AdvanceHw(partition=n, offset=-1) for n in ("t-0", "t-1", "t-2")),
+    *_fetch(1),
+    *_fetch(1),
+    o.DeleteRecords(partition="t-0", offset=1),
+    *_fetch(1),
+    o.DeleteRecords(partition="t-0", offset=2),
+    o.DeleteRecords(partition="t-1", offset=1),
+    *_fetch(1),
+)
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario(
+            "second-fetch-in-flight",
+            "KAFKA-8052: a fetch sent before the previous answer was handled reuses the session epoch",
+            ("fetch-before-response",),
+            (*_assign(0, "t-0"), *_fetch(0), o.Poll(client=0), o.Poll(client=0), o.Run(ms=300)),
+        ),
+        Scenario(
+            "forget-a-partition",
+            "platformatic/kafka#321: partitions no longer fetched must be listed as forgotten",
+            ("no-forget",),
+            (*_assign(0, "t-0", "t-1"), *_fetch(0), o.Assign(client=0, partition="t-1", assigned=False), *_fetch(0)),
+        ),
+        Scenario(
+            "restart-loses-the-session",
+            "redpanda#27749: after FETCH_SESSION_ID_NOT_FOUND the client must fall back to a full request",
+            ("no-reset-on-session-error",),
+            (*_assign(0, "t-0"), *_fetch(0), o.Bounce(broker=BROKER), *_fetch(0), *_fetch(0)),
+        ),
+        Scenario(
+            "log-start-only-changes",
+            "KAFKA-12330 and Redpanda CORE-14617: partitions included only for a new log start keep their "
+            "place in the session's order, and are never left out",
+            ("moves-all-included", "size-pass-updates-cache"),
+            _SESSION_ORDER,
+        ),
+        Scenario(
+            "evict-the-idle-session",
+            "KAFKA-9137: a full cache evicts the least recently used session, not the oldest one",
+            ("stale-last-used",),
+            _IDLE_THEN_BUSY,
+        ),
+    )
+}
+
+
+def zoo(cfg: FetchConfig) -> list[Scenario]:
+    """Every scenario, cheapest first, if the configuration has the partitions and clients they
+    name (three of each, the default); none otherwise."""
+    return list(SCENARIOS.values()) if cfg.partitions >= 3 and cfg.clients >= 3 else []
+
+
+__all__ = ["SCENARIOS", "Scenario", "zoo"]

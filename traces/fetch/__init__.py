@@ -1,0 +1,1 @@
+"""The fetch-session slice's trace tools: report and workload."""
