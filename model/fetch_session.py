@@ -226,39 +226,108 @@ class Reader(Protocol):
     def __call__(self, name: str, fetch_offset: int) -> PartitionData: ...
 
 
-def handle_fetch(cache: Cache, now_ms: int, req: Request, read: Reader, new_session_id: int) -> tuple[Cache, Answer]:
-    """FetchManager.newContext, then the context's updateAndGenerateResponseData. ``new_session_id``
-    is the id a newly created session gets (Kafka draws it at random: the implementation's choice,
-    which must be positive and not in use); it is ignored when no session is created."""
+FULL_CONTEXT = "FullFetchContext"
+SESSIONLESS_CONTEXT = "SessionlessFetchContext"
+INCREMENTAL_CONTEXT = "IncrementalFetchContext"
+ERROR_CONTEXT = "SessionErrorContext"
+
+
+@dataclass(frozen=True)
+class Context:
+    """A FetchContext: its ``kind`` (Kafka's class name), the partitions the broker reads for it in
+    order with their fetch offsets (``reads``), the session of an incremental context, the error
+    of a SessionErrorContext, the request epoch (the late re-check) and, for a sessionless one,
+    the outcome it answers with (SESSIONLESS for epoch -1, CLOSED for a session left empty)."""
+
+    kind: str
+    reads: tuple[tuple[str, int], ...] = ()
+    session_id: int = INVALID_SESSION_ID
+    error: int = NONE
+    request_epoch: int = INITIAL_EPOCH
+    outcome: str = ""
+    privileged: bool = False
+
+
+def new_context(cache: Cache, now_ms: int, req: Request) -> tuple[Cache, Context]:
+    """FetchManager.newContext: a full request removes the session it names and gets a sessionless
+    (epoch -1) or full context; an incremental one a session error, or (after FetchSession.update)
+    a sessionless context if the session is now empty (the session is removed), else an
+    incremental context on the touched session whose epoch moved to the next one."""
     if is_full(req.epoch):
-        return _full(cache, now_ms, req, read, new_session_id)
-    return _incremental(cache, now_ms, req, read)
+        if req.session_id != INVALID_SESSION_ID:
+            cache = replace(cache, sessions=cache.sessions.remove(req.session_id))
+        if req.epoch == FINAL_EPOCH:
+            return cache, Context(SESSIONLESS_CONTEXT, req.to_send, outcome=SESSIONLESS)
+        return cache, Context(FULL_CONTEXT, req.to_send, privileged=req.privileged)
+    session = cache.get(req.session_id)
+    if session is None:
+        return cache, Context(ERROR_CONTEXT, error=FETCH_SESSION_ID_NOT_FOUND)
+    if session.epoch != req.epoch:
+        return cache, Context(ERROR_CONTEXT, error=INVALID_FETCH_SESSION_EPOCH)
+    session = apply_request(session, req)
+    if not session.partitions:
+        cache = replace(cache, sessions=cache.sessions.remove(session.id))
+        return cache, Context(SESSIONLESS_CONTEXT, req.to_send, outcome=CLOSED)
+    session = touch(session, now_ms, cache.eviction_ms)
+    session = replace(session, epoch=next_epoch(session.epoch))
+    cache = replace(cache, sessions=cache.sessions.set(session.id, session))
+    reads = tuple((c.name, c.fetch_offset) for c in session.partitions)
+    return cache, Context(INCREMENTAL_CONTEXT, reads, session.id, request_epoch=req.epoch)
 
 
-def _full(cache: Cache, now_ms: int, req: Request, read: Reader, new_session_id: int) -> tuple[Cache, Answer]:
-    sessions = cache.sessions
-    if req.session_id != INVALID_SESSION_ID:
-        sessions = sessions.remove(req.session_id)  # any session named by a full request is closed
-    cache = replace(cache, sessions=sessions)
-    data = tuple(read(name, offset) for name, offset in req.to_send)
-    if req.epoch == FINAL_EPOCH:
-        return cache, Answer(SESSIONLESS, NONE, INVALID_SESSION_ID, data)
+def respond(
+    cache: Cache, now_ms: int, ctx: Context, data: tuple[PartitionData, ...], new_session_id: int
+) -> tuple[Cache, Answer]:
+    """The context's updateAndGenerateResponseData over what the broker read (``data``, in
+    ``ctx.reads`` order; a test may give fewer). A full context creates a session of every answered
+    partition (maybeCreateSession, ``new_session_id`` being Kafka's random draw: the
+    implementation's choice, positive and not in use); an incremental one re-checks the session's
+    epoch (a concurrent duplicate: INVALID_FETCH_SESSION_EPOCH with the real session id), then
+    selects the updates (``select_updates``)."""
+    if ctx.kind == ERROR_CONTEXT:
+        return cache, Answer(SESSION_ERROR, ctx.error, INVALID_SESSION_ID, ())
+    if ctx.kind == SESSIONLESS_CONTEXT:
+        return cache, Answer(ctx.outcome, NONE, INVALID_SESSION_ID, data)
+    if ctx.kind == FULL_CONTEXT:
+        partitions = tuple(
+            CachedPartition(name, offset, d.hw, d.log_start) for (name, offset), d in zip(ctx.reads, data, strict=False)
+        )
+        cache, session_id, evicted = create_session(cache, now_ms, ctx.privileged, partitions, new_session_id)
+        return cache, Answer(FULL_NEW if session_id else FULL_NO_SLOT, NONE, session_id, data, evicted)
+    session = cache.get(ctx.session_id)
+    if session is None or session.epoch != next_epoch(ctx.request_epoch):
+        return cache, Answer(SESSION_ERROR, INVALID_FETCH_SESSION_EPOCH, ctx.session_id, ())
+    session, selected = select_updates(session, data)
+    cache = replace(cache, sessions=cache.sessions.set(session.id, session))
+    return cache, Answer(INCREMENTAL, NONE, session.id, selected)
+
+
+def create_session(
+    cache: Cache, now_ms: int, privileged: bool, partitions: tuple[CachedPartition, ...], new_session_id: int
+) -> tuple[Cache, int, int]:
+    """FetchSessionCacheShard.maybeCreateSession: (the cache, the new session's id or 0 when there
+    is no room, the id of the session evicted for it or 0). The new session has epoch 1 and is
+    touched at ``now_ms``."""
     evicted = INVALID_SESSION_ID
     if len(cache.sessions) >= cache.max_slots:
-        victim = eviction_victim(cache, req.privileged, len(data), now_ms)
+        victim = eviction_victim(cache, privileged, len(partitions), now_ms)
         if victim is None:
-            return cache, Answer(FULL_NO_SLOT, NONE, INVALID_SESSION_ID, data)
+            return cache, INVALID_SESSION_ID, INVALID_SESSION_ID
         evicted = victim.id
         cache = replace(cache, sessions=cache.sessions.remove(victim.id))
     if new_session_id <= INVALID_SESSION_ID or new_session_id in cache.sessions:
         raise NotEnabled(f"a new fetch session id is positive and not in use (newSessionId), got {new_session_id}")
-    partitions = tuple(
-        CachedPartition(name, offset, d.hw, d.log_start) for (name, offset), d in zip(req.to_send, data, strict=True)
-    )
-    session = Session(new_session_id, req.privileged, partitions, now_ms, now_ms, next_epoch(INITIAL_EPOCH))
+    session = Session(new_session_id, privileged, partitions, now_ms, now_ms, next_epoch(INITIAL_EPOCH))
     session = touch(session, now_ms, cache.eviction_ms)
-    cache = replace(cache, sessions=cache.sessions.set(session.id, session))
-    return cache, Answer(FULL_NEW, NONE, session.id, data, evicted)
+    return replace(cache, sessions=cache.sessions.set(session.id, session)), session.id, evicted
+
+
+def handle_fetch(cache: Cache, now_ms: int, req: Request, read: Reader, new_session_id: int) -> tuple[Cache, Answer]:
+    """One request handled to completion: ``new_context``, the broker reads every partition of the
+    context (``read``), ``respond``."""
+    cache, ctx = new_context(cache, now_ms, req)
+    data = tuple(read(name, offset) for name, offset in ctx.reads)
+    return respond(cache, now_ms, ctx, data, new_session_id)
 
 
 def apply_request(session: Session, req: Request) -> Session:
@@ -276,10 +345,10 @@ def apply_request(session: Session, req: Request) -> Session:
 
 
 def select_updates(session: Session, data: tuple[PartitionData, ...]) -> tuple[Session, tuple[PartitionData, ...]]:
-    """IncrementalFetchContext's PartitionIterator with updates: over the session's partitions in
-    order (``data`` in the same order), keep those ``must_respond`` selects, cache what they carry,
-    and move each that returned records to the end of the session's order (KAFKA-12330: only those
-    with records, so a partition whose HW moved is not starved)."""
+    """IncrementalFetchContext's PartitionIterator with updates: over the partitions read (``data``,
+    in session order), keep those ``must_respond`` selects, cache what they carry, and move each
+    that returned records to the end of the session's order (KAFKA-12330: only those with records,
+    so a partition whose HW moved is not starved)."""
     order = list(session.partitions)
     out: list[PartitionData] = []
     for d in data:
@@ -297,24 +366,6 @@ def select_updates(session: Session, data: tuple[PartitionData, ...]) -> tuple[S
     return replace(session, partitions=tuple(order)), tuple(out)
 
 
-def _incremental(cache: Cache, now_ms: int, req: Request, read: Reader) -> tuple[Cache, Answer]:
-    session = cache.get(req.session_id)
-    if session is None:
-        return cache, Answer(SESSION_ERROR, FETCH_SESSION_ID_NOT_FOUND, INVALID_SESSION_ID, ())
-    if session.epoch != req.epoch:
-        return cache, Answer(SESSION_ERROR, INVALID_FETCH_SESSION_EPOCH, INVALID_SESSION_ID, ())
-    session = apply_request(session, req)
-    if not session.partitions:
-        cache = replace(cache, sessions=cache.sessions.remove(session.id))
-        return cache, Answer(CLOSED, NONE, INVALID_SESSION_ID, ())
-    session = touch(session, now_ms, cache.eviction_ms)
-    session = replace(session, epoch=next_epoch(session.epoch))
-    data = tuple(read(c.name, c.fetch_offset) for c in session.partitions)
-    session, selected = select_updates(session, data)
-    cache = replace(cache, sessions=cache.sessions.set(session.id, session))
-    return cache, Answer(INCREMENTAL, NONE, session.id, selected)
-
-
 def lose_cache(cache: Cache) -> Cache:
     """A broker restart: the FetchSessionCache lives in memory only; every session is gone."""
     return replace(cache, sessions=FrozenMap())
@@ -322,30 +373,38 @@ def lose_cache(cache: Cache) -> Cache:
 
 __all__ = [
     "CLOSED",
+    "ERROR_CONTEXT",
     "FINAL_EPOCH",
+    "FULL_CONTEXT",
     "FULL_NEW",
     "FULL_NO_SLOT",
     "INCREMENTAL",
+    "INCREMENTAL_CONTEXT",
     "INITIAL_EPOCH",
     "INVALID_SESSION_ID",
     "MIN_EVICTION_MS",
     "OUTCOMES",
     "SESSIONLESS",
+    "SESSIONLESS_CONTEXT",
     "SESSION_ERROR",
     "Answer",
     "Cache",
     "CachedPartition",
+    "Context",
     "PartitionData",
     "Reader",
     "Request",
     "Session",
     "apply_request",
+    "create_session",
     "eviction_victim",
     "handle_fetch",
     "is_full",
     "lose_cache",
     "must_respond",
+    "new_context",
     "next_epoch",
+    "respond",
     "select_updates",
     "touch",
     "updated_cache",

@@ -299,3 +299,18 @@ def test_every_invariant_has_a_test_here() -> None:
     tested = {"SessionViewAgrees", "NoUpdateLost", "NoSkipNoRepeat", "AbortedTxnsCarried", "SessionEpochValid"}
     assert set(I.INVARIANTS) == tested
     assert all(inv.doc and inv.cite for inv in I.INVARIANTS.values())
+
+
+def test_the_yardstick_ports_both_kafka_classes_and_a_changed_literal_disagrees() -> None:
+    from kconform.conformance.yardstick import fetch_session_handler_test as H
+    from kconform.conformance.yardstick import fetch_session_test as T
+    from kconform.conformance.yardstick import table
+    from kconform.conformance.yardstick.dsl import check, run
+    from kconform.conformance.yardstick.model_side import model_driver
+
+    rows = table.rows(T.SCENARIOS + H.SCENARIOS)
+    assert all(r.model.agrees or r.scenario.out_of_scope for r in rows)
+    assert sum(r.model.agrees for r in rows) >= 13
+    (expiration,) = [s for s in T.SCENARIOS if s.method == "testFetchSessionExpiration"]
+    wrong = replace(expiration, steps=(*expiration.steps[:-1], check(sessions={2, 3})))  # Kafka evicts session 2
+    assert run(wrong, model_driver(expiration.subject)).disagrees

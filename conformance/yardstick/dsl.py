@@ -38,7 +38,9 @@ EPOCH_CACHE = "epoch_cache"
 COORDINATOR = "coordinator"
 PARTITION = "partition"
 REPLICATION = "replication"
-SUBJECTS = (EPOCH_CACHE, COORDINATOR, PARTITION, REPLICATION)
+FETCH_SESSION = "fetch_session"
+FETCH_HANDLER = "fetch_session_handler"
+SUBJECTS = (EPOCH_CACHE, COORDINATOR, PARTITION, REPLICATION, FETCH_SESSION, FETCH_HANDLER)
 
 
 class ScenarioError(ValueError):

@@ -29,6 +29,8 @@ Handlers and observables (names a scenario uses):
   ``last_seqs``, ``ongoing``, ``coordinator_epochs``.
 - ``replication`` (model.replication over a partition built from ``given``): see
   ``ReplicationDriver``.
+- ``fetch_session`` and ``fetch_session_handler`` (model.fetch_session, model.fetch_client): see
+  conformance.yardstick.fetch_side.
 """
 
 from __future__ import annotations
@@ -539,11 +541,14 @@ class ReplicationDriver:
 
 def model_driver(subject: str) -> Driver:
     """The model's driver of ``subject``."""
+    from kconform.conformance.yardstick.fetch_side import MODEL_DRIVERS as FETCH_DRIVERS  # imports this module
+
     drivers: dict[str, type[Any]] = {
         EPOCH_CACHE: EpochCacheDriver,
         COORDINATOR: CoordinatorDriver,
         PARTITION: PartitionDriver,
         REPLICATION: ReplicationDriver,
+        **FETCH_DRIVERS,
     }
     driver: Driver = drivers[subject]()
     return driver

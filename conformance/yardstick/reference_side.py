@@ -280,13 +280,22 @@ class RefCoordinator:
 REFERENCE_SCOPE: dict[str, str] = {
     "replication": "the reference's replication handlers run inside its simulated cluster (brokers, network, "
     "controller); the gate checks them against the model in lockstep",
+    "fetch_session_handler": "the reference's FetchSessionHandler lives in its client node (impl/fetch/client.py), "
+    "driven through the simulated network; the gate checks it against the model in lockstep",
 }
 """Subjects without a standalone reference unit, and why."""
 
 
 def reference_driver(subject: str) -> Driver | None:
     """The reference's driver of ``subject``, None when it has none (REFERENCE_SCOPE says why)."""
-    drivers: dict[str, type[Any]] = {EPOCH_CACHE: RefEpochCache, PARTITION: RefPartition, COORDINATOR: RefCoordinator}
+    from kconform.conformance.yardstick.fetch_side import REFERENCE_DRIVERS as FETCH_DRIVERS
+
+    drivers: dict[str, type[Any]] = {
+        EPOCH_CACHE: RefEpochCache,
+        PARTITION: RefPartition,
+        COORDINATOR: RefCoordinator,
+        **FETCH_DRIVERS,
+    }
     cls = drivers.get(subject)
     if cls is None:
         return None

@@ -28,6 +28,8 @@ CLASSES: tuple[str, ...] = (
     "offset_metadata_manager_test",
     "group_metadata_manager_test",
     "transaction_state_manager_test",
+    "fetch_session_test",
+    "fetch_session_handler_test",
 )
 """The per-Kafka-test-class modules of this package, in table order."""
 
