@@ -229,10 +229,18 @@ def assigned(s: FetchState, cfg: FetchConfig, client: int, names: tuple[str, ...
     )
 
 
-def closing(s: FetchState, cfg: FetchConfig, client: int) -> FetchState:
-    """FetchSessionHandler.notifyClose: the next request closes the session."""
+def closing(s: FetchState, cfg: FetchConfig, client: int, msg: int) -> tuple[FetchState, FS.Request]:
+    """The consumer closes (AbstractFetch.prepareCloseFetchSessionRequests): notifyClose, then at once,
+    whatever is in flight, a request of no partitions with epoch -1 as ``msg``, which closes the
+    session at the broker. The client then starts over as a new consumer instance that resumes
+    from its positions (committed on close): a fresh handler, nothing in flight (answers to earlier
+    requests are ignored), nothing heard yet."""
     c = _client(s, cfg, client)
-    return replace(s, clients=s.clients.set(client, replace(c, handler=FC.notify_close(c.handler))))
+    _require(msg not in s.sent, f"message {msg} was sent already")
+    handler, request = FC.build(FC.notify_close(c.handler), (), cfg.privileged(client))
+    sent = Sent(client, request, handler.partitions, s.now_ms)
+    new_c = replace(c, handler=FC.INITIAL, in_flight=NO_MSG, view=FrozenMap())
+    return replace(s, clients=s.clients.set(client, new_c), sent=s.sent.set(msg, sent)), request
 
 
 def send(s: FetchState, cfg: FetchConfig, client: int, msg: int) -> tuple[FetchState, FS.Request]:

@@ -853,9 +853,13 @@ class FetchAssigned(Event):
 
 @dataclass(frozen=True)
 class SessionClosing(Event):
-    """Client ``node`` will close its fetch session (FetchSessionHandler.notifyClose: epoch -1 next)."""
+    """Client ``node`` closed: it sent request ``msg`` with FetchMetadata (``session_id``, -1) and no
+    partitions (notifyClose, then the close request at once), and starts over as a new consumer
+    instance at its positions."""
 
     kind: ClassVar[str] = "session_closing"
+    msg: int
+    session_id: int
 
 
 @dataclass(frozen=True)
@@ -937,11 +941,11 @@ class LogStartAdvanced(Event):
 
 @dataclass(frozen=True)
 class LeadershipChanged(Event):
-    """Broker ``node`` stopped (``leading`` false) or started leading ``partition``."""
+    """Broker ``node`` stopped (``leads`` false) or started leading ``partition``."""
 
     kind: ClassVar[str] = "leadership_changed"
     partition: str
-    leading: bool
+    leads: bool
 
 
 @dataclass(frozen=True)

@@ -373,7 +373,8 @@ class Assign(Operation):
 
 @dataclass(frozen=True)
 class CloseSession(Operation):
-    """Client ``client`` closes its fetch session: its next request carries epoch -1 (notifyClose)."""
+    """Client ``client`` closes: notifyClose and the close request (epoch -1, no partitions) at once,
+    then a new consumer instance resumes at its positions."""
 
     kind: ClassVar[str] = "close_session"
     client: int

@@ -67,10 +67,10 @@ class FetchJudge(LockstepJudge[FetchState, FetchConfig]):
             ev.RecordsAppended: lambda e: S.append(self.state, e.partition, e.rids, e.pid, e.txn, e.commit),
             ev.HwAdvanced: lambda e: S.hw_advanced(self.state, e.partition, e.hw),
             ev.LogStartAdvanced: lambda e: S.log_start_advanced(self.state, e.partition, e.log_start),
-            ev.LeadershipChanged: lambda e: S.leadership_changed(self.state, e.partition, e.leading),
+            ev.LeadershipChanged: lambda e: S.leadership_changed(self.state, e.partition, e.leads),
             ev.SessionCacheLost: lambda e: S.cache_lost(self.state),
             ev.FetchAssigned: lambda e: S.assigned(self.state, self.cfg, _client(e.node), e.partitions),
-            ev.SessionClosing: lambda e: S.closing(self.state, self.cfg, _client(e.node)),
+            ev.SessionClosing: self._closing,
             ev.SessionFetchSent: self._sent,
             ev.SessionFetchHandled: self._handled,
             ev.SessionFetchApplied: self._applied,
@@ -102,6 +102,11 @@ class FetchJudge(LockstepJudge[FetchState, FetchConfig]):
             },
             {"session_id": req.session_id, "epoch": req.epoch, "partitions": req.to_send, "forgotten": req.forgotten},
         )
+        return s
+
+    def _closing(self, e: ev.SessionClosing) -> FetchState:
+        s, req = self.keep(S.closing(self.state, self.cfg, _client(e.node), e.msg))
+        compare({"session_id": e.session_id}, {"session_id": req.session_id})
         return s
 
     def _handled(self, e: ev.SessionFetchHandled) -> FetchState:

@@ -59,9 +59,35 @@ def rules(base: type[SliceMachine], cfg: FetchConfig) -> type[SliceMachine]:
             self._do(ops.Poll(client=client))
             self._do(ops.Run(ms=ms))
 
+        @rule(client=clients, rounds=st.integers(2, 4), partition=partitions)
+        def fetch_rounds(self, client: int, rounds: int, partition: str) -> None:
+            """A consumer's steady state: new records on a partition, then several fetch round
+            trips in a row, each an incremental answer of the same session."""
+            self._do(ops.AppendRecords(partition=partition, count=1, txn=0))
+            self._do(ops.AdvanceHw(partition=partition, offset=-1))
+            for _ in range(rounds):
+                self._do(ops.Poll(client=client))
+                self._do(ops.Run(ms=RUN_MS[0]))
+
         @rule(client=clients, partition=partitions, assigned=st.booleans())
         def assign(self, client: int, partition: str, assigned: bool) -> None:
             self._do(ops.Assign(client=client, partition=partition, assigned=assigned))
+
+        @rule(client=clients)
+        def assign_all(self, client: int) -> None:
+            """Every partition for one client: sessions of several partitions, whose round-robin
+            order and selective answers are what KIP-227 is about."""
+            for name in cfg.names:
+                self._do(ops.Assign(client=client, partition=name, assigned=True))
+
+        @rule(client=clients)
+        def unassign_all(self, client: int) -> None:
+            """Every partition taken away, then a fetch: an incremental request that forgets the
+            session's last partitions closes the session (FetchManager.newContext)."""
+            for name in cfg.names:
+                self._do(ops.Assign(client=client, partition=name, assigned=False))
+            self._do(ops.Poll(client=client))
+            self._do(ops.Run(ms=RUN_MS[0]))
 
         @rule(partition=partitions, count=st.integers(1, 3), txn=st.sampled_from([0, 0, 1, 2]))
         def append(self, partition: str, count: int, txn: int) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Protocol
 
 from kconform.model.fetch_config import BROKER, CLIENT_NODE_BASE, FetchConfig
 from kconform.traces.events import (
@@ -31,6 +32,8 @@ from . import mutants as m
 from .messages import PartitionAnswer, SessionFetchRequest, SessionFetchResponse
 
 INT32_MAX = 2**31 - 1
+MAX_ID_DRAWS = 1_000
+"""Draws of a new session id before giving up (at most max_slots of 2^31 - 2 ids are taken)."""
 
 
 def next_epoch(epoch: int) -> int:
@@ -117,10 +120,16 @@ class FetchSession:
                 self.partitions.remove(cached)
 
 
+class RandomInts(Protocol):
+    """Where new session ids come from (``random.Random``; Kafka: ThreadLocalRandom)."""
+
+    def randint(self, a: int, b: int) -> int: ...
+
+
 class FetchSessionCache:
     """FetchSessionCacheShard: sessions, last-used order and the two evictable maps."""
 
-    def __init__(self, max_entries: int, eviction_ms: int, rng: random.Random) -> None:
+    def __init__(self, max_entries: int, eviction_ms: int, rng: RandomInts) -> None:
         self.max_entries = max_entries
         self.eviction_ms = eviction_ms
         self.rng = rng
@@ -129,10 +138,12 @@ class FetchSessionCache:
         self.evictable_by_privileged: dict[int, tuple[bool, int, int]] = {}
 
     def new_session_id(self) -> int:
-        while True:  # bounded in practice: at most max_entries ids are taken out of 2^31 - 1
+        """FetchSessionCacheShard.newSessionId: a random positive id not in use (bounded draws)."""
+        for _ in range(MAX_ID_DRAWS):
             session_id = self.rng.randint(1, INT32_MAX - 1)
             if session_id not in self.sessions:
                 return session_id
+        raise RuntimeError(f"no free fetch session id in {MAX_ID_DRAWS} draws")
 
     def maybe_create_session(self, now_ms: int, privileged: bool, partitions: list[CachedPartition]) -> tuple[int, int]:
         """(new session id or 0, the id of the session evicted for it or 0)."""

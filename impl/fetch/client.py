@@ -72,9 +72,20 @@ class FetchClient(Handlers):
         self.world.events.emit(FetchAssigned(self.node, tuple(self.assigned)))
 
     def close(self) -> None:
-        """notifyClose."""
+        """The consumer closes (AbstractFetch.prepareCloseFetchSessionRequests): notifyClose and the
+        close request (no partitions, epoch -1) at once; then a new consumer instance starts at the
+        positions: a fresh handler, nothing in flight."""
         self.epoch = -1
-        self.world.events.emit(SessionClosing(self.node))
+        cfg = self.world.config
+        request = SessionFetchRequest(self.session_id, self.epoch, (), (), cfg.privileged(self.client))
+        msg_id = self.world.network.send(self.node, BROKER, request)
+        self.world.events.emit(SessionClosing(self.node, msg_id, self.session_id))
+        self.world.scheduler.cancel(self.timer)
+        self.timer = None
+        self.session_id, self.epoch = 0, 0
+        self.session_partitions = {}
+        self.in_flight = NO_REQUEST
+        self.in_flight_view = {}
 
     def poll(self) -> None:
         """Build and send a fetch request unless one is in flight (KAFKA-8052's fix)."""

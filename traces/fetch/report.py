@@ -54,6 +54,8 @@ def session_timeline(cx: Counterexample) -> str:
             elif isinstance(e, ev.SessionFetchApplied):
                 pos = ", ".join(f"{p.partition}@{p.offset}" for p in e.positions)
                 row = (f"client {e.node - 100}", f"handled {e.msg}: {e.outcome}", f"{e.session_id} / {e.epoch}", pos)
+            elif isinstance(e, ev.SessionClosing):
+                row = (f"client {e.node - 100}", f"close request {e.msg}", f"{e.session_id} / -1", "(none)")
             elif isinstance(e, ev.SessionCacheLost):
                 row = ("broker", "restarted: session cache lost", "", "")
             else:
