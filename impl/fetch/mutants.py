@@ -35,21 +35,22 @@ MUTANTS: dict[str, str] = {
     ),
     SIZE_PASS_UPDATES_CACHE: (
         "The broker's first pass over an incremental answer (computing its size, as KafkaApis does "
-        "for quotas) already updates the cached HW and log start, so the pass that builds the answer "
+        "for quotas) already updates the cached HW and log start, so the pass that builds the answer, "
+        "which by KIP-227 must carry every changed partition, "
         "finds nothing changed (Kafka keeps the two passes apart: PartitionIterator(updateFetch"
         "ContextAndRemoveUnselected = false); Redpanda's CORE-14617, redpanda-data/redpanda#29304, "
         "was this bug). Symptom: an HW or log-start change is left out of the answer for good."
     ),
     NO_FORGET: (
-        "The client never lists partitions it stopped fetching as forgotten in an incremental request "
-        "(platformatic/kafka#321, its KIP-227 support). Symptom: the broker keeps the partitions in "
+        "The client never lists partitions it stopped fetching as forgotten_topics_data in an incremental "
+        "request (KIP-227; platformatic/kafka#321, its KIP-227 support). Symptom: the broker keeps the partitions in "
         "the session and keeps answering them."
     ),
     NO_RESET_ON_SESSION_ERROR: (
         "The client keeps its session id and epoch after a top-level FETCH_SESSION_ID_NOT_FOUND or "
         "INVALID_FETCH_SESSION_EPOCH instead of falling back to a full request "
-        "(redpanda-data/redpanda#27749, its Kafka client's fetcher; FetchSessionHandler.handleResponse "
-        "resets). Symptom: the client repeats the failing request and stops making progress."
+        "(KIP-227: FetchSessionHandler.handleResponse resets; redpanda-data/redpanda#27749, its Kafka "
+        "client's fetcher). Symptom: the client repeats the failing request and stops making progress."
     ),
 }
 """Name → description, in the order the gate's self-check runs them."""
