@@ -24,6 +24,7 @@ from kconform.ci import cli
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import AnyConfig
+from kconform.model.fetch_config import FetchConfig
 from kconform.model.txn_config import TxnConfig
 from kconform.traces.corpus import EVENTS_DIR, Manifest, bucket_path, write_corpus
 from kconform.traces.counterexample import Counterexample, Step, make_verdict, read_counterexample
@@ -39,6 +40,8 @@ from kconform.traces.events import (
     ProduceCompleted,
     ProduceHandled,
     Record,
+    SessionFetchApplied,
+    SessionFetchSent,
     TxnConsumerFetchHandled,
 )
 from kconform.traces.generate import Plan, generate
@@ -93,9 +96,13 @@ BROKEN: dict[str, list[Event]] = {
         )
     ],
     **TXN_BROKEN,
+    "OneFetchInFlight": [SessionFetchSent(100, 1, 0, 0, (), ()), SessionFetchSent(100, 2, 0, 0, (), ())],
+    "FullRequestAfterSessionError": [SessionFetchApplied(100, 1, "error", 7, 3, (), ())],
 }
 """One trace per invariant that breaks it and no other (trace id = position in this dict); the
-exactly-once ones (tests/minecases_txn.py) run under the default TxnConfig."""
+exactly-once ones (tests/minecases_txn.py) run under the default TxnConfig, the fetch-session ones
+(FETCH_BROKEN) under the default FetchConfig."""
+FETCH_BROKEN = frozenset({"OneFetchInFlight", "FullRequestAfterSessionError"})
 
 
 def _trace(events: list[Event], config: AnyConfig | None = None) -> Counterexample:
@@ -105,6 +112,8 @@ def _trace(events: list[Event], config: AnyConfig | None = None) -> Counterexamp
 
 
 def _broken_trace(name: str) -> Counterexample:
+    if name in FETCH_BROKEN:
+        return _trace(BROKEN[name], FetchConfig())
     return _trace(BROKEN[name], TxnConfig() if name in TXN_BROKEN else None)
 
 

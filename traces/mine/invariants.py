@@ -11,7 +11,7 @@ kconform.traces.corpus, one row per event; ``tr``: one row per trace from the ma
 (the effective min.insync.replicas) and ``strict`` (the configuration permits no loss: no unclean
 election, every append flushed); the txn slice's tables of traces.mine.txn_tables) and the views
 of every slice, built in slice order: each slice's module (traces.mine.replication,
-traces.mine.txn) gives its views and its invariants, and ``SLICES`` below registers them.
+traces.mine.txn, traces.mine.fetch) gives its views and its invariants, and ``SLICES`` below registers them.
 
 Each query yields ``(invariant, trace, pos, wpos, detail)``: the position where the violation is
 evident, the position of the other witness event (or null) and a sentence of evidence. Add an
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from kconform.traces.mine import replication, txn
+from kconform.traces.mine import fetch, replication, txn
 from kconform.traces.mine.sql import DIALECTS, MinedInvariant, expand
 
 __all__ = [
@@ -37,7 +37,7 @@ __all__ = [
     "violations_sql",
 ]
 
-SLICES: tuple[ModuleType, ...] = (replication, txn)
+SLICES: tuple[ModuleType, ...] = (replication, txn, fetch)
 """Every slice's mining module, in the order its views are built and its invariants run."""
 
 
