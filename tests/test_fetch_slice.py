@@ -4,6 +4,7 @@ and its report shows the per-session timeline, and corpus generation with the or
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,21 @@ def test_corpus_generation_and_the_oracle_run_the_slice(tmp_path: Path) -> None:
     assert manifest.generator["slice"] == FETCH
     oracle = run_oracle(tmp_path / "corpus", manifest)
     assert oracle.events == manifest.events and not oracle.flagged and not oracle.read.errors
+
+
+@pytest.mark.slow
+def test_self_check_catches_every_fetch_mutant_and_replays(tmp_path: Path) -> None:
+    console = Console(record=True, width=160)
+    options = GateOptions(CFG, seconds=20.0, seed=5, self_check=True, out=tmp_path, progress=False)
+    assert run_gate(options, console) == EXIT_PASS, console.export_text()
+    files = sorted(tmp_path.glob("mutant-*.jsonl"))
+    assert [f.name for f in files] == [f"mutant-{name}.jsonl" for name in sorted(mutants_of(FETCH))]
+    for f in files:
+        assert cli.main(["replay", str(f)]) == EXIT_VIOLATION
+
+
+@pytest.mark.slow
+def test_a_longer_gate_covers_at_least_ninety_percent(tmp_path: Path) -> None:
+    examples = 300 if os.environ.get("KCONFORM_BUDGET") == "small" else 1_000
+    options = GateOptions(config=CFG, seed=11, out=tmp_path, progress=False, examples=examples, min_coverage=90.0)
+    assert run_gate(options, Console(record=True, width=200)) == EXIT_PASS
