@@ -33,12 +33,49 @@ def rejudge(cx: Counterexample) -> Iterator[tuple[int, Operation | None, StepRec
         yield i, step.op, run.boot() if isinstance(step.op, Boot) else run.apply(step.op), run
 
 
+def judged_rows(cx: Counterexample) -> tuple[list[str], LockstepRun]:
+    """One step-table row per step, re-judged model-only up to the first failing step (then one
+    row for the steps never judged), and the run after the last judged step (its judge holds what
+    was accepted: coverage keys, the model state)."""
+    rows = []
+    last: LockstepRun | None = None
+    judged = 0
+    for i, op, record, run in rejudge(cx):
+        last = run
+        if op is None:
+            continue
+        judged = i + 1
+        rows.append(step_row(str(i), str(op), len(record.events), record.findings, run.failed))
+    if judged < len(cx.steps):
+        rows.append(not_judged_row(len(cx.steps) - judged))
+    assert last is not None  # rejudge yields the start-up or the first step at least
+    return rows, last
+
+
 def page_title(cx: Counterexample) -> tuple[str, str]:
     """(verdict kind, title): ``"<kind> <name> at step <n>"``, without the step for a pass."""
     v = cx.verdict
     kind, name = str(v["kind"]), str(v["name"])
     where = "" if kind == "pass" else f" at step {v['step']}"
     return kind, f"{kind} {name}{where}".strip()
+
+
+def page_start(cx: Counterexample) -> list[str]:
+    """The start of a page: the head with the title and the style, the heading, the file's
+    implementation, configuration, seed and mutants, and the verdict."""
+    _, title = page_title(cx)
+    return [
+        "<!DOCTYPE html>",
+        "<html lang='en'><head><meta charset='utf-8'>",
+        f"<title>kconform: {escape(title)}</title>",
+        "<style>body{font-family:sans-serif;margin:1.5em}pre{background:#f6f6f6;padding:.6em}"
+        "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}"
+        "tr.failing{background:#ffe0e0}</style></head><body>",
+        f"<h1>kconform counterexample: {escape(title)}</h1>",
+        f"<p><b>implementation</b> {escape(cx.implementation)}; <b>config</b> {escape(config_text(cx))}; "
+        f"<b>seed</b> {cx.seed}; <b>mutants</b> {escape(', '.join(cx.mutants) or 'none')}</p>",
+        f"<h2>Verdict</h2><pre>{escape(str(cx.verdict['message']))}</pre>",
+    ]
 
 
 def config_text(cx: Counterexample) -> str:

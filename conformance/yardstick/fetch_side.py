@@ -48,6 +48,19 @@ def _data(rows: Sequence[Sequence[Any]]) -> tuple[FS.PartitionData, ...]:
     return tuple(out)
 
 
+def _cache_observables(rows: Sequence[tuple[int, int, tuple[str, ...], int]], evictions: int) -> dict[str, Any]:
+    """The ``fetch_session`` observables of a cache's sessions, given as (id, size recorded at the
+    last touch, partitions in order, epoch)."""
+    return {
+        "sessions": frozenset(sid for sid, _size, _names, _epoch in rows),
+        "size": len(rows),
+        "total_partitions": sum(size for _sid, size, _names, _epoch in rows),
+        "evictions": evictions,
+        "orders": {sid: names for sid, _size, names, _epoch in rows},
+        "epochs": {sid: epoch for sid, _size, _names, epoch in rows},
+    }
+
+
 class FetchSessionModel:
     """``fetch_session`` over the model."""
 
@@ -106,15 +119,8 @@ class FetchSessionModel:
         raise ScenarioError(f"fetch_session has no handler {handler!r}")
 
     def observe(self) -> Mapping[str, Any]:
-        sessions = self.cache.sessions
-        return {
-            "sessions": frozenset(sessions),
-            "size": len(sessions),
-            "total_partitions": sum(s.cached_size for s in sessions.values()),
-            "evictions": self.evictions,
-            "orders": {sid: s.names() for sid, s in sessions.items()},
-            "epochs": {sid: s.epoch for sid, s in sessions.items()},
-        }
+        rows = [(s.id, s.cached_size, s.names(), s.epoch) for s in self.cache.sessions.values()]
+        return _cache_observables(rows, self.evictions)
 
 
 class FetchSessionReference:
@@ -146,15 +152,10 @@ class FetchSessionReference:
         raise _unsupported(handler)
 
     def observe(self) -> Mapping[str, Any]:
-        sessions = self.cache.sessions
-        return {
-            "sessions": frozenset(sessions),
-            "size": len(sessions),
-            "total_partitions": sum(s.cached_size for s in sessions.values()),
-            "evictions": self.evictions,
-            "orders": {sid: tuple(p.name for p in s.partitions) for sid, s in sessions.items()},
-            "epochs": {sid: s.epoch for sid, s in sessions.items()},
-        }
+        rows = [
+            (s.id, s.cached_size, tuple(p.name for p in s.partitions), s.epoch) for s in self.cache.sessions.values()
+        ]
+        return _cache_observables(rows, self.evictions)
 
 
 def _unsupported(handler: str) -> Exception:

@@ -12,7 +12,6 @@ SessionFetchSent, SessionFetchApplied); a timed-out request's late answer is ign
 from __future__ import annotations
 
 from kconform.model.fetch_config import BROKER, FetchConfig, client_node
-from kconform.model.records import ABORT_MARKER, NO_CONTROL
 from kconform.traces.events import (
     FETCH_SESSION_ID_NOT_FOUND,
     NONE,
@@ -26,6 +25,7 @@ from kconform.traces.events import (
 
 from ..messages import Handlers, Message, handles
 from ..runtime import World
+from ..txn.clients import delivered_rids
 from . import mutants as m
 from .broker import PartitionLog, next_epoch
 from .messages import PartitionAnswer, SessionFetchRequest, SessionFetchResponse
@@ -201,20 +201,7 @@ class FetchClient(Handlers):
             return []
         if data.error != NONE or not data.records:
             return []
-        aborted_pids: set[int] = set()
-        pending = sorted(data.aborted, key=lambda a: a.first_offset)
-        rids: list[int] = []
-        for r in data.records:
-            if self.read_committed and r.pid >= 0:
-                while pending and pending[0].first_offset <= r.offset:
-                    aborted_pids.add(pending.pop(0).pid)
-                if r.control == ABORT_MARKER:
-                    aborted_pids.discard(r.pid)
-                    continue
-                if r.txn and r.pid in aborted_pids:
-                    continue
-            if r.control == NO_CONTROL:
-                rids.append(r.rid)
+        rids = delivered_rids(data.records, data.aborted, self.read_committed)
         self.positions[data.name] = data.records[-1].offset + 1
         return rids
 

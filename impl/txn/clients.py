@@ -33,7 +33,9 @@ from kconform.traces.events import (
     OUT_OF_ORDER_SEQUENCE_NUMBER,
     PRODUCER_FENCED,
     REQUEST_TIMED_OUT,
+    AbortedTxn,
     ConsumerPolled,
+    Record,
     TopicOffset,
 )
 
@@ -456,25 +458,33 @@ class TxnConsumer:
         if request is None or p.error != NONE:
             return
         filtering = request.read_committed and not self.world.mutant(m.NO_ABORTED_FILTER)
-        pending = sorted(p.aborted, key=lambda a: a.first_offset)
-        aborted_pids: set[int] = set()
-        rids: list[int] = []
-        for record in p.records:
-            if filtering and record.pid >= 0:
-                while pending and pending[0].first_offset <= record.offset:
-                    aborted_pids.add(pending.pop(0).pid)
-                if record.control == ABORT_MARKER:
-                    aborted_pids.discard(record.pid)
-                    continue
-                if record.txn and record.pid in aborted_pids:
-                    continue
-            if record.control < 0:
-                rids.append(record.rid)
+        rids = delivered_rids(p.records, p.aborted, filtering)
         next_offset = p.records[-1].offset + 1 if p.records else request.fetch_offset
         self.positions[request.partition] = max(self.positions.get(request.partition, 0), next_offset)
         self.world.events.emit(
             ConsumerPolled(self.node, p.req, request.partition, request.read_committed, tuple(rids), next_offset)
         )
+
+
+def delivered_rids(records: tuple[Record, ...], aborted: tuple[AbortedTxn, ...], filtering: bool) -> list[int]:
+    """CompletedFetch (kafka-facts §4): the record ids a consumer's application gets from a fetch
+    answer; with ``filtering`` (read_committed) an aborted transaction's records are dropped from
+    its first offset up to its ABORT marker; control records never reach the application."""
+    pending = sorted(aborted, key=lambda a: a.first_offset)
+    aborted_pids: set[int] = set()
+    rids: list[int] = []
+    for record in records:
+        if filtering and record.pid >= 0:
+            while pending and pending[0].first_offset <= record.offset:
+                aborted_pids.add(pending.pop(0).pid)
+            if record.control == ABORT_MARKER:
+                aborted_pids.discard(record.pid)
+                continue
+            if record.txn and record.pid in aborted_pids:
+                continue
+        if record.control < 0:
+            rids.append(record.rid)
+    return rids
 
 
 class GroupClient:

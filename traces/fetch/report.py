@@ -8,20 +8,7 @@ from html import escape
 
 from kconform.traces import events as ev
 from kconform.traces.counterexample import Counterexample
-from kconform.traces.pages import config_text, not_judged_row, page_title, program_and_steps, rejudge, step_row
-
-
-def _rows(cx: Counterexample) -> list[str]:
-    rows = []
-    judged = 0
-    for i, op, record, run in rejudge(cx):
-        if op is None:
-            continue
-        judged = i + 1
-        rows.append(step_row(str(i), str(op), len(record.events), record.findings, run.failed))
-    if judged < len(cx.steps):
-        rows.append(not_judged_row(len(cx.steps) - judged))
-    return rows
+from kconform.traces.pages import judged_rows, page_start, program_and_steps
 
 
 def _error_suffix(error: int) -> str:
@@ -67,21 +54,11 @@ def session_timeline(cx: Counterexample) -> str:
 
 def render_fetch_html(cx: Counterexample) -> str:
     """A self-contained HTML page for a fetch-session counterexample."""
-    _, title = page_title(cx)
     return "\n".join(
         [
-            "<!DOCTYPE html>",
-            "<html lang='en'><head><meta charset='utf-8'>",
-            f"<title>kconform: {escape(title)}</title>",
-            "<style>body{font-family:sans-serif;margin:1.5em}pre{background:#f6f6f6;padding:.6em}"
-            "table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px}"
-            "tr.failing{background:#ffe0e0}</style></head><body>",
-            f"<h1>kconform counterexample: {escape(title)}</h1>",
-            f"<p><b>implementation</b> {escape(cx.implementation)}; <b>config</b> {escape(config_text(cx))}; "
-            f"<b>seed</b> {cx.seed}; <b>mutants</b> {escape(', '.join(cx.mutants) or 'none')}</p>",
-            f"<h2>Verdict</h2><pre>{escape(str(cx.verdict['message']))}</pre>",
+            *page_start(cx),
             "<h2>Fetch sessions: requests and answers</h2>",
             session_timeline(cx),
-            *program_and_steps(cx, _rows(cx)),
+            *program_and_steps(cx, judged_rows(cx)[0]),
         ]
     )
