@@ -345,6 +345,8 @@ class WireRequest(Operation):
     conn: int
     broker: int
     request: str
+
+
 # --------------------------------------------------------------------------------------------
 # The fetch-session slice (impl/fetch/cluster.py): clients 0.. fetch from broker 0, whose
 # partitions are named t-0, t-1, ...; ``AdvanceHw`` above moves a partition's HW here too.
