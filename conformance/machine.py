@@ -137,6 +137,18 @@ class Swarm:
     target: Target
 
 
+def family_on(family: str) -> Callable[[Any], bool]:
+    """A precondition: rule family ``family`` is switched on in this run (swarm testing). A named
+    function, not a lambda: Hypothesis describes every precondition at every validity check of a
+    rule, and a lambda's description is looked up from its source each time."""
+
+    def on(machine: Any) -> bool:
+        return family in machine.families
+
+    on.__name__ = on.__qualname__ = f"{family.replace('-', '_')}_on"
+    return on
+
+
 class SliceMachine(RuleBasedStateMachine):
     """The type of the base class ``swarm_machine`` builds (its attributes, for the slices' rules)."""
 
@@ -193,27 +205,27 @@ def swarm_machine(
         def deliver_to(self, node: int) -> None:
             self._do(ops.DeliverTo(node=node))
 
-        @precondition(lambda self: swarm.jumps.family in self.families)
+        @precondition(family_on(swarm.jumps.family))
         @rule(ms=st.sampled_from(swarm.jumps.ms))
         def advance(self, ms: int) -> None:
             self._do(ops.Advance(ms=ms))
 
-        @precondition(lambda self: "scheduling" in self.families)
+        @precondition(family_on("scheduling"))
         @rule(max_messages=st.sampled_from(swarm.settle))
         def settle(self, max_messages: int) -> None:
             self._do(ops.Settle(max_messages=max_messages))
 
-        @precondition(lambda self: "scheduling" in self.families)
+        @precondition(family_on("scheduling"))
         @rule(index=MESSAGE_INDEX)
         def deliver(self, index: int) -> None:
             self._do(ops.Deliver(index=index))
 
-        @precondition(lambda self: "message-faults" in self.families)
+        @precondition(family_on("message-faults"))
         @rule(index=MESSAGE_INDEX)
         def drop(self, index: int) -> None:
             self._do(ops.Drop(index=index))
 
-        @precondition(lambda self: "message-faults" in self.families)
+        @precondition(family_on("message-faults"))
         @rule(index=MESSAGE_INDEX)
         def duplicate(self, index: int) -> None:
             self._do(ops.Duplicate(index=index))
@@ -259,6 +271,7 @@ __all__ = [
     "SliceMachine",
     "Swarm",
     "Target",
+    "family_on",
     "judged_step",
     "make_machine",
     "swarm_machine",

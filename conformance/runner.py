@@ -27,15 +27,15 @@ ADAPTER_TIMEOUT_S = 60.0
 
 
 @contextmanager
-def _deadline(seconds: float, what: str) -> Iterator[None]:
-    """Raise AdapterError if the block runs longer than ``seconds`` (SIGALRM; main thread only,
-    elsewhere the block runs unguarded)."""
+def _deadline(seconds: float, what: Callable[[], str]) -> Iterator[None]:
+    """Raise AdapterError naming ``what()`` if the block runs longer than ``seconds`` (SIGALRM;
+    main thread only, elsewhere the block runs unguarded)."""
     if seconds <= 0 or threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def expired(signum: int, frame: object) -> None:
-        raise AdapterError(f"{what} did not answer within {seconds:g} s (hung?)")
+        raise AdapterError(f"{what()} did not answer within {seconds:g} s (hung?)")
 
     previous = signal.signal(signal.SIGALRM, expired)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -77,38 +77,46 @@ class LockstepRun:
 
     def boot(self) -> StepRecord:
         """Step 0: reset the implementation and judge the bring-up events."""
-        events = self._call(lambda: self.adapter.reset(self.cfg, self.seed, self.mutants), "reset")
+        events = self._call(lambda: self.adapter.reset(self.cfg, self.seed, self.mutants), lambda: "reset")
         return self._judge(Boot(), events)
 
     def apply(self, op: Operation) -> StepRecord:
         """Run one operation; after a failure, operations are still recorded but not judged."""
-        events = self._call(lambda: self.adapter.apply(op), f"step {len(self.steps)} {op}")
+        step = len(self.steps)
+        events = self._call(lambda: self.adapter.apply(op), lambda: f"step {step} {op}")
         return self._judge(op, events)
 
     @property
     def failed(self) -> bool:
         return self.failure is not None
 
-    def _call(self, fn: Callable[[], list[Event]], where: str) -> list[Event]:
+    def _call(self, fn: Callable[[], list[Event]], where: Callable[[], str]) -> list[Event]:
         """Run one adapter call; a crash, a hang or a malformed answer becomes an AdapterError
-        naming the implementation and the step."""
-        what = f"implementation {self.adapter.name!r} at {where}"
+        naming the implementation and the step (``where``, formatted only then)."""
+        name = self.adapter.name
+
+        def what() -> str:
+            return f"implementation {name!r} at {where()}"
+
         try:
             with _deadline(self.timeout_s, what):
                 result = fn()
         except AdapterError:
             raise
         except Exception as exc:  # an implementation bug must not look like a model verdict
-            raise AdapterError(f"{what} raised {type(exc).__name__}: {exc}") from exc
+            raise AdapterError(f"{what()} raised {type(exc).__name__}: {exc}") from exc
         if not isinstance(result, list) or not all(isinstance(e, Event) for e in result):
-            raise AdapterError(f"{what} returned {type(result).__name__}, not a list of events")
+            raise AdapterError(f"{what()} returned {type(result).__name__}, not a list of events")
         return result
 
     def _judge(self, op: Operation, events: list[Event]) -> StepRecord:
         findings: list[Finding] = []
         if self.failure is None:
+            observe = self.judge.observe
             for e in events:
-                found = self.judge.observe(e)
+                found = observe(e)
+                if not found:
+                    continue
                 findings.extend(found)
                 failing = next((f for f in found if f.failing), None)
                 if failing is not None:

@@ -39,12 +39,13 @@ class SliceJudge(Protocol):
     ``covered`` per coverage key (conformance.coverage) of the events judged conformant."""
 
     events_judged: int
-    checks: Counter[str]
     violations: Counter[str]
     allowed: Counter[str]
     actions: Counter[str]
     covered: Counter[str]
 
+    @property
+    def checks(self) -> Counter[str]: ...
     @property
     def state(self) -> Any: ...
 

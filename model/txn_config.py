@@ -13,6 +13,7 @@ never loses what it appended. The ``__transaction_state`` log is durable once wr
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,8 +48,10 @@ def java_abs(n: int) -> int:
     return 0 if n == INT32_MIN else abs(n)
 
 
+@functools.lru_cache(maxsize=1024)
 def partition_for(key: str, partitions: int = 50) -> int:
-    """The internal-topic partition Kafka picks for a group or transactional id (kafka-facts §7)."""
+    """The internal-topic partition Kafka picks for a group or transactional id (kafka-facts §7).
+    A pure function of its arguments, cached: brokers, clients and the model ask it for every request."""
     return java_abs(java_string_hash(key)) % partitions
 
 

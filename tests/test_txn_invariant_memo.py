@@ -20,7 +20,7 @@ from kconform.model.txn_config import TxnConfig
 from kconform.model.txn_state import initial_state
 from kconform.traces.corpus import ReadReport, read_manifest, read_traces
 from kconform.traces.generate import Plan, generate
-from tests.test_txn_invariants import reads
+from tests.test_txn_invariants import _Recorder, reads
 
 PLANTED = tuple((m, 1) for m in mutants_of("txn") if m != "epoch-overflow")
 """Every txn mutant a generated trace can carry (epoch-overflow needs 32,768 producer inits)."""
@@ -83,3 +83,35 @@ def test_a_changed_input_reruns_the_invariant() -> None:
     bad = replace(s, ghost=replace(s.ghost, transitions=frozenset({(G.EMPTY, G.COMPLETE_COMMIT)})))
     assert [v.invariant for v in I.check_state(bad, cfg, memo=memo)] == ["ValidTxnTransitions"]
     assert I.check_state(s, cfg, memo=memo) == []
+
+
+def test_a_clock_tick_skips_the_checks_and_finds_what_checking_finds(
+    traces: list[tuple[TxnConfig, list[Any]]],
+) -> None:
+    """TxnJudge.unchanged: a step that moves only the clock (no invariant reads it) is not
+    re-checked (issue 17); judging with and without that shortcut gives the same findings."""
+    ticks = 0
+    for cfg, events in traces:
+        fast, full = TxnJudge(cfg), TxnJudge(cfg)
+        full.unchanged = lambda pre, post: post is pre  # type: ignore[method-assign]
+        for i, event in enumerate(events):
+            ticks += event.kind == "clock_advanced"
+            a = [(f.verdict, f.name, f.message) for f in fast.observe(event)]
+            b = [(f.verdict, f.name, f.message) for f in full.observe(event)]
+            assert a == b, f"event {i} ({event.kind})"
+    assert ticks > 1_000
+
+
+def test_no_invariant_reads_the_clock(traces: list[tuple[TxnConfig, list[Any]]]) -> None:
+    cfg, events = traces[0]
+    judge = TxnJudge(cfg)
+    for event in events:
+        judge.observe(event)
+    for inv in I.INVARIANTS.values():
+        if inv.state_check is not None:
+            assert ("now_ms",) not in reads(inv.state_check, judge.state, cfg), inv.name
+        else:
+            assert inv.step_check is not None
+            seen: set[tuple[str, ...]] = set()
+            list(inv.step_check(_Recorder(judge.state, (), seen), _Recorder(judge.state, (), seen), cfg))  # type: ignore[arg-type]
+            assert ("now_ms",) not in seen, inv.name

@@ -15,7 +15,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from kconform.conformance.judge import Finding, LockstepJudge, compare, compare_fields
+from kconform.conformance.judge import Finding, LockstepJudge, compare, compare_fields, only_clock_moved
 from kconform.conformance.txn.coverage import edge_key
 from kconform.model import txn_invariants as I
 from kconform.model import txn_state as S
@@ -74,6 +74,11 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
             ev.Quiesced: lambda e: S.quiesced(self.state, e.quiet),
             ev.ProducerExpired: lambda e: S.producer_expired(self.state, self.cfg, e.node, e.partition, e.pid),
         }
+
+    def unchanged(self, pre: TxnState, post: TxnState) -> bool:
+        """A clock tick changes only ``now_ms``, which no invariant reads: nothing new can break
+        (the tick is still judged: the model's clock moves and must move forward)."""
+        return post is pre or only_clock_moved(pre, post)
 
     def count_coverage(self, event: ev.Event, pre: TxnState) -> None:
         """Also count each coordinator transition the event wrote (``txn_edge:From->To``)."""
