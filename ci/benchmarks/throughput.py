@@ -1,6 +1,6 @@
 """Lockstep throughput: operations and events per second, model and implementation together, one core.
 
-Run: ``python -m kconform.ci.benchmarks.throughput [--slice replication|txn] [--examples 200]``. Also
+Run: ``python -m kconform.ci.benchmarks.throughput [--slice replication|txn|txn-tv2] [--examples 200]``. Also
 reports the share of time spent in the judge (model + invariants) versus the implementation,
 measured in the same run.
 
@@ -8,7 +8,7 @@ measured in the same run.
 process on the code of git revision ``REV`` (exported to a temporary directory) and on the working
 tree, alternately ``--rounds`` times, each side first in every other round (so load from other work
 on the machine falls on both), and prints each round and the medians, per wall-clock second and per
-CPU second of the child (the steadier figure on a shared machine). Each child first runs a
+CPU second of the child (the steadier figure on a shared machine), events and operations. Each child first runs a
 two-example warm-up campaign, so that module loading (which differs between revisions) is not
 counted. The child uses only entry points both sides have (``run_campaign``, ``make_adapter``,
 ``config_from_json``).
@@ -45,7 +45,7 @@ from kconform.conformance.hunt import run_campaign
 from kconform.model.configs import config_from_json
 from kconform.traces.replay import make_adapter
 name, examples, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-cfg = config_from_json({} if name == "replication" else {"slice": name})
+cfg = config_from_json(json.loads(sys.argv[4]))
 run_campaign(lambda: make_adapter("reference", cfg), cfg, frozenset(), seed=0, examples=2, steps=steps)  # warm-up
 cpu = time.process_time()
 result = run_campaign(lambda: make_adapter("reference", cfg), cfg, frozenset(), seed=1, examples=examples, steps=steps)
@@ -55,8 +55,16 @@ print(json.dumps({"runs": result.log.runs, "steps": result.log.steps, "events": 
 """
 
 
+SLICES: dict[str, dict[str, object]] = {
+    "replication": {},
+    "txn": {"slice": "txn"},
+    "txn-tv2": {"slice": "txn", "transaction_version": 2},
+}
+"""The campaigns one can measure: the gate's three parts (its config JSON)."""
+
+
 def _config(name: str) -> object:
-    return config_from_json({} if name == "replication" else {"slice": name})
+    return config_from_json(SLICES[name])
 
 
 def measure_here(name: str, examples: int, steps: int, console: Console) -> int:
@@ -121,7 +129,7 @@ def _export(rev: str, into: Path) -> Path:
 def _child(pythonpath: Path, name: str, examples: int, steps: int) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(pythonpath)}
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, name, str(examples), str(steps)],
+        [sys.executable, "-c", _CHILD, name, str(examples), str(steps), json.dumps(SLICES[name])],
         capture_output=True,
         text=True,
         env=env,
@@ -141,16 +149,30 @@ def compare(rev: str, name: str, examples: int, steps: int, rounds: int, console
         before_tree = _package_tree(_export(rev, Path(tmp) / "before"), Path(tmp) / "before")
         after_tree = _package_tree(here, Path(tmp) / "after")
         table = Table(title=f"lockstep throughput, {name}: {rev} (before) vs working tree (after)")
-        for column in ("round", "side", "runs", "operations", "events", "seconds", "events/s", "CPU s", "events/CPU-s"):
+        columns = (
+            "round",
+            "side",
+            "runs",
+            "operations",
+            "events",
+            "seconds",
+            "events/s",
+            "CPU s",
+            "events/CPU-s",
+            "ops/CPU-s",
+        )
+        for column in columns:
             table.add_column(column, justify="right")
         rates: dict[str, list[float]] = {"before": [], "after": []}
         cpu_rates: dict[str, list[float]] = {"before": [], "after": []}
+        op_rates: dict[str, list[float]] = {"before": [], "after": []}
         for i in range(rounds):
             order = (("before", before_tree), ("after", after_tree))
             for side, tree in order if i % 2 == 0 else order[::-1]:  # neither side always runs first
                 r = _child(tree, name, examples, steps)
                 rates[side].append(r["events"] / r["seconds"])
                 cpu_rates[side].append(r["events"] / r["cpu"])
+                op_rates[side].append(r["steps"] / r["cpu"])
                 table.add_row(
                     str(i + 1),
                     side,
@@ -161,21 +183,28 @@ def compare(rev: str, name: str, examples: int, steps: int, rounds: int, console
                     f"{r['events'] / r['seconds']:.0f}",
                     f"{r['cpu']:.1f}",
                     f"{r['events'] / r['cpu']:.0f}",
+                    f"{r['steps'] / r['cpu']:.0f}",
                 )
         console.print(table)
     before, after = statistics.median(rates["before"]), statistics.median(rates["after"])
     cpu_before, cpu_after = statistics.median(cpu_rates["before"]), statistics.median(cpu_rates["after"])
+    ops_before, ops_after = statistics.median(op_rates["before"]), statistics.median(op_rates["after"])
     console.print(
         f"median events/s: before {before:.0f}, after {after:.0f} (after/before {after / before:.2f}); "
-        f"per CPU-second: before {cpu_before:.0f}, after {cpu_after:.0f} (after/before {cpu_after / cpu_before:.2f}); "
-        f"machine {platform.machine()}, python {platform.python_version()}, {os.cpu_count()} cores"
+        f"events per CPU-second: before {cpu_before:.0f}, after {cpu_after:.0f} "
+        f"(after/before {cpu_after / cpu_before:.2f}); "
+        f"operations per CPU-second: before {ops_before:.0f}, after {ops_after:.0f} "
+        f"(after/before {ops_after / ops_before:.2f}); "
+        f"machine {platform.machine()}, python {platform.python_version()}, "
+        f"{os.cpu_count()} cores, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
     )
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--slice", default="replication", choices=("replication", "txn"))
+    parser.add_argument("--slice", default="replication", choices=tuple(SLICES))
     parser.add_argument("--examples", type=int, default=200)
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--against", metavar="REV", help="compare with git revision REV (before/after)")
