@@ -155,11 +155,11 @@ def cmd_mine(args: argparse.Namespace) -> int:
     with console.status(f"mining {manifest.events:,} events with {args.engine} ({args.master})"):
         try:
             if args.engine == "duckdb":
-                result = engine.run_duckdb(args.corpus, manifest, good, names)
+                result = engine.run_duckdb(args.corpus, manifest, good, names, validated=True)
             else:
                 spark = engine.spark_session(args.master, spark_conf)
                 out = args.out / "violations.parquet"
-                result = engine.run_spark(spark, args.corpus, manifest, good, names, out=out)
+                result = engine.run_spark(spark, args.corpus, manifest, good, names, out=out, validated=True)
         except Exception as e:  # an engine failure the checks above could not foresee: one line, exit 2
             return _error(engine_failure(args.engine, e))
     if args.engine == "duckdb":

@@ -1,25 +1,27 @@
-"""Mining throughput: the Spark miner, the single-process oracle and DuckDB on the same corpora.
+"""Mining throughput before and after issue 18, side by side: Spark and DuckDB on the same corpora.
 
-Run: ``python -m kconform.ci.benchmarks.mine [--sizes 1000000 10000000] [--workers 2]``. For each size
-it generates a corpus (seed 0, reference cluster, no mutants; ``--dir D --reuse`` mines the corpora
-already in D, ``--corpus PATH`` mines an existing corpus such as a 100M-event one), then measures,
-each in a fresh process so that peak memory is its own:
+Run: ``python -m kconform.ci.benchmarks.mine [--sizes 1000000 10000000 100000000] [--before-up-to N]``.
+For each size it generates a corpus (seed 0, reference cluster, no mutants; ``--dir D --reuse`` mines
+the corpora already in D, ``--corpus PATH`` mines an existing corpus), then measures, each in a fresh
+process so that peak memory is its own (``--engines`` chooses among them):
 
-- the Spark miner on ``local[2]`` (every invariant, violations written as in ``kconform mine``);
-- DuckDB running the same SQL text on the same Parquet files (2 threads);
-- the oracle (lockstep judge over every trace), on at most ``--oracle-events`` events of the corpus
-  (its first whole traces): on a larger corpus its figure is measured on that sample, and the
-  table says so. Nothing is extrapolated.
+- ``validate``: the corpus check every ``kconform mine`` runs first (traces.inputs.corpus, pyarrow);
+- ``spark-before`` / ``duckdb-before``: the plan as it was (``plan="windows"``: one shuffle by trace,
+  window views, the SQL row check, every slice), Spark on ``local[2]``, DuckDB with 2 threads;
+- ``spark`` / ``duckdb``: the sorted plan (``plan="sorted"``, after the corpus check): no shuffle of
+  the events, the node state in one vectorised pass per file (Spark: ``mapInArrow``);
+- ``oracle``: the lockstep judge, on at most ``--oracle-events`` events (its first whole traces).
 
 Events/s counts the corpus' events over wall-clock seconds of the engine's work (Spark: from the
 first read to the violations on disk; the session start-up is reported apart). CPU seconds are the
-engine processes' user + system time over the same span (JVM and Python driver for Spark), and
-events per CPU-second are shown beside wall-clock rates because the machine may be shared: the load
-average at the end of each measurement is printed with it. Peak memory is the high-water resident
-set (``VmHWM``): for Spark of the JVM, which in local mode is the driver and the executors, and of
-the Python driver; for DuckDB and the oracle of their one process. Ratios (Spark / DuckDB, Spark /
-oracle, and the scaling ratio: an engine's events/s at a size over its events/s at the first size,
-1.0 = linear) are from the same run. It prints numbers; it asserts nothing.
+engine processes' user + system time over the same span (Spark: the JVM, the Python driver and the
+Python workers below the JVM), and events per CPU-second are shown beside wall-clock rates because
+the machine may be shared: the load average at the end of each measurement is printed with it.
+Peak memory is the high-water resident set (``VmHWM``): of the JVM (in local mode driver and
+executors), of the largest Python worker, of the Python driver; for DuckDB of its one process.
+Ratios and the scaling table (events per CPU-second at a size over the first size's, 1.0 = linear)
+are from the same run. ``--before-up-to N`` runs the before plans only up to N events (they take
+about 15 µs of CPU per event). It prints numbers; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -60,6 +62,46 @@ def _cpu_s(pid: int | None = None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (Spark's Python daemon and workers below the JVM)."""
+    out: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        except OSError:
+            continue
+        out.extend(int(c) for c in children)
+        todo.extend(int(c) for c in children)
+    return out
+
+
+def _tree_cpu_s(pid: int) -> float:
+    """CPU seconds of ``pid``'s descendants, with the children they have waited for."""
+    total = 0.0
+    for child in _descendants(pid):
+        try:
+            fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+ENGINES: dict[str, tuple[str, str]] = {
+    "validate": ("validate", ""),
+    "spark-before": ("spark", "windows"),
+    "spark": ("spark", "sorted"),
+    "duckdb-before": ("duckdb", "windows"),
+    "duckdb": ("duckdb", "sorted"),
+    "oracle": ("oracle", ""),
+}
+"""Benchmark engine → (engine, plan): ``*-before`` is the plan as it was before issue 18 (one
+shuffle by trace, window views, the SQL row check, every slice), the others the sorted plan after
+the corpus check (traces.inputs.corpus, timed apart as ``validate``)."""
+
+
 def _one(
     engine: str, corpus: str, oracle_events: int, driver_memory: str, duckdb_memory: str | None, spark_runs: int = 1
 ) -> dict[str, Any]:
@@ -69,30 +111,61 @@ def _one(
 
     manifest = read_manifest(corpus)
     out: dict[str, Any] = {"engine": engine, "events": manifest.events}
-    if engine == "spark":
+    kind, plan = ENGINES[engine]
+    validated = plan == "sorted"
+    if kind == "spark":
         from kconform.traces.mine.engine import run_spark, spark_session
 
         started = time.perf_counter()
         spark = spark_session("local[2]", {"spark.driver.memory": driver_memory})
-        out["startup_s"] = time.perf_counter() - started
-        jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
-        cpu = _cpu_s(jvm_pid) + _cpu_s()
-        with tempfile.TemporaryDirectory() as tmp:
-            result = run_spark(spark, corpus, manifest, manifest.buckets, out=Path(tmp) / "v.parquet")
-            out["cpu_s"] = _cpu_s(jvm_pid) + _cpu_s() - cpu
-            for _ in range(spark_runs - 1):
-                cpu = _cpu_s(jvm_pid) + _cpu_s()
-                warm = run_spark(spark, corpus, manifest, manifest.buckets, out=Path(tmp) / "w.parquet")
-                out.update(warm_seconds=warm.seconds, warm_cpu_s=_cpu_s(jvm_pid) + _cpu_s() - cpu)
-        out["jvm_peak_mb"] = _peak_rss_mb(jvm_pid)
-        spark.stop()
+        try:
+            out["startup_s"] = time.perf_counter() - started
+            jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
+            cpu = _cpu_s(jvm_pid) + _cpu_s() + _tree_cpu_s(jvm_pid)
+            with tempfile.TemporaryDirectory() as tmp:
+                result = run_spark(
+                    spark,
+                    corpus,
+                    manifest,
+                    manifest.buckets,
+                    out=Path(tmp) / "v.parquet",
+                    validated=validated,
+                    plan=plan,
+                )
+                out["cpu_s"] = _cpu_s(jvm_pid) + _cpu_s() + _tree_cpu_s(jvm_pid) - cpu
+                for _ in range(spark_runs - 1):
+                    cpu = _cpu_s(jvm_pid) + _cpu_s() + _tree_cpu_s(jvm_pid)
+                    warm = run_spark(
+                        spark,
+                        corpus,
+                        manifest,
+                        manifest.buckets,
+                        out=Path(tmp) / "w.parquet",
+                        validated=validated,
+                        plan=plan,
+                    )
+                    out.update(
+                        warm_seconds=warm.seconds, warm_cpu_s=_cpu_s(jvm_pid) + _cpu_s() + _tree_cpu_s(jvm_pid) - cpu
+                    )
+            out["jvm_peak_mb"] = _peak_rss_mb(jvm_pid)
+            out["workers_peak_mb"] = max((_peak_rss_mb(p) for p in _descendants(jvm_pid)), default=0.0)
+        finally:
+            spark.stop()
         out.update(seconds=result.seconds, violations=len(result.counts))
-    elif engine == "duckdb":
+    elif kind == "duckdb":
         from kconform.traces.mine.engine import run_duckdb
 
         cpu = _cpu_s()
-        result = run_duckdb(corpus, manifest, manifest.buckets, threads=2, memory_limit=duckdb_memory)
+        result = run_duckdb(
+            corpus, manifest, manifest.buckets, threads=2, memory_limit=duckdb_memory, validated=validated, plan=plan
+        )
         out.update(seconds=result.seconds, violations=len(result.counts), cpu_s=_cpu_s() - cpu)
+    elif kind == "validate":
+        from kconform.traces.inputs.corpus import validate_corpus
+
+        cpu, started = _cpu_s(), time.perf_counter()
+        _good, errors = validate_corpus(corpus, manifest)
+        out.update(seconds=time.perf_counter() - started, cpu_s=_cpu_s() - cpu, violations=len(errors))
     else:
         from kconform.traces.oracle import run_oracle
 
@@ -163,12 +236,40 @@ def _gib(mb: float) -> str:
     return f"{mb / 1024:.1f} GiB" if mb else "-"
 
 
+def _cell(figures: dict[str, dict[str, Any]], engine: str) -> str:
+    rate = _rate(figures, engine)
+    return f"{rate:,.0f} ({_cpu_rate(figures, engine):,.0f})" if rate else "-"
+
+
+def _ratio(figures: dict[str, dict[str, Any]], top: str, bottom: str) -> str:
+    """``top``'s events per CPU-second over ``bottom``'s (wall-clock ratio in brackets)."""
+    a, b = _cpu_rate(figures, top), _cpu_rate(figures, bottom)
+    if not a or not b:
+        return "-"
+    return f"{a / b:.2f} ({_rate(figures, top) / _rate(figures, bottom):.2f})"
+
+
+DEFAULT_SIZES = (1_000_000, 10_000_000, 100_000_000)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="*", default=[1_000_000, 10_000_000])
+    parser.add_argument("--sizes", type=int, nargs="*", default=list(DEFAULT_SIZES))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--oracle-events", type=int, default=1_000_000, help="events the oracle judges at most")
-    parser.add_argument("--engines", nargs="+", default=["spark", "duckdb", "oracle"])
+    parser.add_argument(
+        "--engines",
+        nargs="+",
+        default=["validate", "spark-before", "spark", "duckdb-before", "duckdb"],
+        choices=list(ENGINES),
+    )
+    parser.add_argument(
+        "--before-up-to",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run the before plans only on corpora of at most N events (default: on every corpus)",
+    )
     parser.add_argument(
         "--oracle-up-to",
         type=int,
@@ -217,23 +318,29 @@ def main(argv: list[str] | None = None) -> int:
     from kconform.traces.corpus import read_manifest
     from kconform.traces.generate import Plan, generate
 
-    console = Console(width=max(Console().width, 150))
-    console.print(f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    console = Console(width=max(Console().width, 160))
+    console.print(
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+    )
     base = args.dir or Path(tempfile.mkdtemp(prefix="kconform-bench-"))
-    table = Table(title="mining throughput (events/s over wall-clock seconds; events per CPU-second in brackets)")
+    table = Table(
+        title="mining throughput, before / after issue 18: events/s over wall-clock seconds (events per CPU-second)"
+    )
     for column in (
         "events",
         "generate ev/s",
-        "spark ev/s",
-        "spark warm ev/s",
-        "spark start-up s",
-        "spark peak RSS: JVM (driver + executors) / Python driver",
-        "duckdb ev/s",
-        "duckdb peak RSS",
-        "oracle ev/s",
-        "oracle peak RSS",
-        "spark / duckdb",
-        "spark / oracle",
+        "validate ev/s",
+        "spark before",
+        "spark after",
+        "spark after / before: CPU (wall)",
+        "duckdb before",
+        "duckdb after",
+        "duckdb after / before",
+        "spark / duckdb after: CPU (wall)",
+        "peak RSS spark after: JVM / Python worker / driver",
+        "duckdb after peak RSS",
+        "oracle",
         "load",
     ):
         table.add_column(column, justify="right")
@@ -257,38 +364,41 @@ def main(argv: list[str] | None = None) -> int:
         for engine in args.engines:
             if engine == "oracle" and args.oracle_up_to is not None and manifest.events > args.oracle_up_to:
                 continue
+            if engine.endswith("-before") and args.before_up_to is not None and manifest.events > args.before_up_to:
+                continue
             figures[engine] = _measure(
                 engine, corpus, args.oracle_events, args.driver_memory, args.duckdb_memory, args.spark_runs
             )
             console.print(json.dumps(figures[engine]))
         runs.append((manifest.events, figures))
-        spark, duck, oracle = (_rate(figures, e) for e in ("spark", "duckdb", "oracle"))
         oracle_note = ""
         if "oracle" in figures and figures["oracle"]["judged_events"] < figures["oracle"]["events"]:
-            oracle_note = f", measured on a sample of {figures['oracle']['judged_events']:,} events"
+            oracle_note = f", on a sample of {figures['oracle']['judged_events']:,} events"
         sf = figures.get("spark", {})
         table.add_row(
             f"{manifest.events:,}",
             f"{gen_rate:,.0f}" if gen_rate else "(reused)",
-            f"{spark:,.0f} ({_cpu_rate(figures, 'spark'):,.0f})" if spark else "-",
+            _cell(figures, "validate"),
+            _cell(figures, "spark-before"),
+            _cell(figures, "spark"),
+            _ratio(figures, "spark", "spark-before"),
+            _cell(figures, "duckdb-before"),
+            _cell(figures, "duckdb"),
+            _ratio(figures, "duckdb", "duckdb-before"),
+            _ratio(figures, "spark", "duckdb"),
             (
-                f"{manifest.events / sf['warm_seconds']:,.0f} ({manifest.events / sf['warm_cpu_s']:,.0f})"
-                if sf.get("warm_cpu_s")
+                f"{_gib(sf.get('jvm_peak_mb', 0))} / {_gib(sf.get('workers_peak_mb', 0))} / "
+                f"{_gib(sf.get('python_peak_mb', 0))}"
+                if sf
                 else "-"
             ),
-            f"{sf['startup_s']:.1f}" if sf else "-",
-            f"{_gib(sf.get('jvm_peak_mb', 0))} / {_gib(sf.get('python_peak_mb', 0))}" if sf else "-",
-            f"{duck:,.0f} ({_cpu_rate(figures, 'duckdb'):,.0f})" if duck else "-",
             _gib(figures.get("duckdb", {}).get("python_peak_mb", 0)),
-            f"{oracle:,.0f} ({_cpu_rate(figures, 'oracle'):,.0f}){oracle_note}" if oracle else "-",
-            _gib(figures.get("oracle", {}).get("python_peak_mb", 0)),
-            f"{spark / duck:.2f}" if spark and duck else "-",
-            f"{spark / oracle:.1f}" if spark and oracle else "-",
+            _cell(figures, "oracle") + oracle_note if "oracle" in figures else "-",
             " ".join(f"{f['load']:.1f}" for f in figures.values()),
         )
     console.print(table)
     if len(runs) > 1:
-        scaling = Table(title=f"scaling: events/s at each size / events/s at {runs[0][0]:,} events (1.0 = linear)")
+        scaling = Table(title=f"scaling: events per CPU-second at each size / at {runs[0][0]:,} events (1.0 = linear)")
         scaling.add_column("events", justify="right")
         for engine in args.engines:
             scaling.add_column(engine, justify="right")
@@ -296,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
         for events, figures in runs[1:]:
             cells = []
             for engine in args.engines:
-                base_rate, rate = _rate(first, engine), _rate(figures, engine)
+                base_rate, rate = _cpu_rate(first, engine), _cpu_rate(figures, engine)
                 cells.append(f"{rate / base_rate:.2f}" if base_rate and rate else "-")
             scaling.add_row(f"{events:,}", *cells)
         console.print(scaling)

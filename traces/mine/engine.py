@@ -1,11 +1,14 @@
 """Running the miner's SQL: on Spark (the miner, any master) and on DuckDB (the benchmark's baseline).
 
 Both engines build the same views (kconform.traces.mine.invariants) over the readable buckets of
-a corpus and run the same union of invariant queries. Spark additionally repartitions the events by
-trace once, so that every later window, join and aggregation (all keyed by trace first) runs
-without another shuffle of the whole corpus; only violations (and per-invariant, per-trace counts)
-come back to the driver. Witness events are looked up in the buckets of flagged traces only, so a
-clean corpus is read twice (the row check and the mining), never a third time.
+a corpus and run the same union of invariant queries. In the default plan (``PLANS``: ``sorted``)
+neither shuffles the events: each corpus file (whole traces, sorted by trace and position) is one
+partition, the replication slice's node state ``st`` comes from one vectorised pass over it
+(kconform.traces.mine.state; on Spark through ``mapInArrow``), and the invariants are projections
+and small joins over ``st`` and the corpus' columns. The reference plan ``windows`` repartitions the
+events by trace once and builds ``st`` with window views. Only violations (and per-invariant,
+per-trace counts) come back to the driver. Witness events are looked up in the buckets of flagged
+traces only.
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kconform.model.config import ReplicationConfig
@@ -181,6 +185,45 @@ def _read_events(spark: SparkSession, root: str | os.PathLike[str], buckets: Seq
     return spark.read.schema(schema).parquet(*paths)
 
 
+PLANS = ("sorted", "windows")
+"""How an engine builds the node state: ``sorted`` (default) reads each corpus file as one
+partition, already sorted by (trace, position), and computes ``st`` in one vectorised pass per
+chunk of whole traces (traces.mine.state; on Spark through ``mapInArrow``, no shuffle of the
+events); ``windows`` is the reference plan: one shuffle of the events by trace, then the SQL views
+``s1``/``s2``/``st`` (window functions) of traces.mine.replication, every slice's views whatever the
+corpus holds, and the row check in SQL."""
+
+WHOLE_FILE_READS: dict[str, str] = {
+    "spark.sql.files.maxPartitionBytes": str(1 << 40),
+    "spark.sql.files.openCostInBytes": str(1 << 40),
+}
+"""Reader settings under which Spark reads every corpus file whole into one partition of its own
+(no split at row groups, no packing of files): a bucket holds whole traces sorted by (trace,
+position) (traces.corpus; checked by traces.inputs.corpus), so each partition holds whole traces."""
+
+
+def corpus_slices(root: str | os.PathLike[str], buckets: Sequence[int]) -> frozenset[str]:
+    """The slices whose SQL names an event kind the buckets' files hold (read from the files' kind
+    dictionaries on the driver, one column): a slice none of whose kinds occurs cannot flag
+    anything (every one of its views filters on its kinds), so its views and invariants are left out."""
+    from kconform.traces.mine.invariants import SLICE_KINDS
+
+    present: set[str] = set()
+    for bucket in buckets:
+        kinds = pq.read_table(bucket_path(root, EVENTS_DIR, bucket), columns=["kind"], read_dictionary=["kind"])
+        for chunk in kinds.column("kind").chunks:
+            present.update(str(k) for k in chunk.dictionary.to_pylist())
+    return frozenset(name for name, kinds in SLICE_KINDS.items() if kinds & present)
+
+
+def _state_spark_schema() -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from kconform.traces.mine.state import STATE_SCHEMA
+
+    return from_arrow_schema(STATE_SCHEMA)
+
+
 def run_spark(
     spark: SparkSession,
     root: str | os.PathLike[str],
@@ -189,39 +232,66 @@ def run_spark(
     names: list[str] | None = None,
     out: Path | None = None,
     keep: int = 10_000,
+    validated: bool = False,
+    plan: str = "sorted",
 ) -> EngineResult:
     """Mine the given buckets of the corpus with Spark; write the violations Parquet (with witness
-    events) to ``out`` if given; keep at most ``keep`` violations in the returned table."""
+    events) to ``out`` if given; keep at most ``keep`` violations in the returned table.
+    ``validated``: the buckets passed traces.inputs.corpus.validate_corpus (which checks every row
+    the SQL row check would), so that check is skipped. ``plan``: see PLANS."""
+    if plan not in PLANS:
+        raise ValueError(f"unknown plan {plan!r} (known: {', '.join(PLANS)})")
     started = time.perf_counter()
     schema = spark_schema(root, buckets)
     select = ev_select("spark", {f.name for f in schema.fields})
+    sorted_plan = plan == "sorted"
+    if sorted_plan:
+        for key, value in WHOLE_FILE_READS.items():
+            spark.conf.set(key, value)
     _read_events(spark, root, buckets, schema).createOrReplaceTempView("ev_file")
     spark.sql(f"SELECT {select} FROM ev_file").createOrReplaceTempView("ev_scan")
-    bad = [
-        (int(r["trace"]), int(r["pos"]), str(r["kind"]))
-        for r in spark.sql(bad_rows_sql().replace("FROM ev", "FROM ev_scan")).collect()
-    ]
+    bad: list[tuple[int, int, str]] = []
+    if not validated:
+        bad = [
+            (int(r["trace"]), int(r["pos"]), str(r["kind"]))
+            for r in spark.sql(bad_rows_sql().replace("FROM ev", "FROM ev_scan")).collect()
+        ]
     skipped = sorted({t for t, _, _ in bad})
     scan = spark.table("ev_scan")
     good = scan.where(~scan["trace"].isin(skipped)) if skipped else scan
     wanted = set(buckets)
     left_out = set(skipped)
     events = sum(t.events for t in manifest.traces if t.bucket in wanted and t.trace not in left_out)
-    # One shuffle of the corpus: every later window, join and aggregation is keyed by trace first.
-    partitions = trace_partitions(events, spark.sparkContext.defaultParallelism)
-    good.repartition(partitions, "trace").createOrReplaceTempView("ev")
-    # VALUES relations, not createDataFrame: no Python worker runs anywhere in the job.
+    persisted: list[DataFrame] = []
+    slices: frozenset[str] | None = None
+    given: frozenset[str] = frozenset()
+    if sorted_plan:
+        from kconform.traces.mine.state import STATE_INPUTS, state_batches
+
+        good.createOrReplaceTempView("ev")
+        slices = corpus_slices(root, buckets)
+        if "replication" in slices:
+            # One pass per partition (a corpus file: whole traces, sorted): no shuffle, no window.
+            st = good.select(*STATE_INPUTS).mapInArrow(state_batches, _state_spark_schema()).persist()
+            persisted.append(st)
+            st.createOrReplaceTempView("st")
+            given = frozenset({"st"})
+    else:
+        # One shuffle of the corpus: every later window, join and aggregation is keyed by trace first.
+        partitions = trace_partitions(events, spark.sparkContext.defaultParallelism)
+        good.repartition(partitions, "trace").createOrReplaceTempView("ev")
+    # VALUES relations, not createDataFrame: the manifest's facts travel in the plan.
     for name, table in {"tr": traces_table(manifest), **txn_tables(manifest)}.items():
         spark.sql(spark_values(table)).createOrReplaceTempView(name)
-    persisted: list[DataFrame] = []
-    for name, sql in view_sql("spark"):
+    for name, sql in view_sql("spark", slices, given):
         df = spark.sql(sql)
         if name in ("st", "ent"):
             df = df.persist()
             persisted.append(df)
         df.createOrReplaceTempView(name)
-    spark.table("st").count()  # materialise the cached state once; every invariant reads it
-    violations = spark.sql(violations_sql("spark", names)).persist()
+    if slices is None or "replication" in slices:
+        spark.table("st").count()  # materialise the cached state once; every invariant reads it
+    violations = spark.sql(violations_sql("spark", names, slices)).persist()
     persisted.append(violations)
     violations.createOrReplaceTempView("violations")
     flagged = sorted(int(r["trace"]) for r in violations.select("trace").distinct().collect())
@@ -250,14 +320,16 @@ def run_spark(
             "SELECT invariant, trace, pos, wpos, detail, CAST(array() AS ARRAY<STRING>) AS witness_events "
             "FROM violations"
         )
-    with tempfile.TemporaryDirectory(prefix="kconform-violations-") as tmp:
-        target = str(out) if out is not None else os.path.join(tmp, "violations.parquet")
-        witnessed.coalesce(1).write.mode("overwrite").parquet(target)
-        table = pq.read_table(target).sort_by(
-            [("trace", "ascending"), ("pos", "ascending"), ("invariant", "ascending")]
-        )
-    for df in persisted:
-        df.unpersist()
+    try:
+        with tempfile.TemporaryDirectory(prefix="kconform-violations-") as tmp:
+            target = str(out) if out is not None else os.path.join(tmp, "violations.parquet")
+            witnessed.coalesce(1).write.mode("overwrite").parquet(target)
+            table = pq.read_table(target).sort_by(
+                [("trace", "ascending"), ("pos", "ascending"), ("invariant", "ascending")]
+            )
+    finally:
+        for df in persisted:
+            df.unpersist()
     counts = _counts(table)
     return EngineResult(table.slice(0, keep), counts, bad, events, time.perf_counter() - started)
 
@@ -295,6 +367,27 @@ def _empty_violations() -> pa.Table:
 # --------------------------------------------------------------------------------------------
 
 
+def arrow_events(
+    root: str | os.PathLike[str], buckets: Sequence[int], names: Sequence[str], skipped: Sequence[int] = ()
+) -> Iterator[pa.Table]:
+    """Per bucket, the ``ev`` columns ``names`` of its events (keywords renamed, a typed null column
+    for each one the file lacks), without the ``skipped`` traces."""
+    wanted = arrow_schema()
+    for bucket in buckets:
+        path = bucket_path(root, EVENTS_DIR, bucket)
+        present = set(pq.read_schema(path).names)
+        source = {column(f.name): f for f in wanted}
+        read = [source[n].name for n in names if source[n].name in present]
+        table = pq.read_table(path, columns=read)
+        if skipped:
+            table = table.filter(pc.invert(pc.is_in(table.column("trace"), value_set=pa.array(skipped, pa.int64()))))
+        arrays = [
+            table.column(source[n].name) if source[n].name in present else pa.nulls(table.num_rows, source[n].type)
+            for n in names
+        ]
+        yield pa.Table.from_arrays(arrays, names=list(names))
+
+
 def run_duckdb(
     root: str | os.PathLike[str],
     manifest: Manifest,
@@ -302,12 +395,18 @@ def run_duckdb(
     names: list[str] | None = None,
     threads: int | None = None,
     memory_limit: str | None = None,
+    validated: bool = False,
+    plan: str = "sorted",
 ) -> EngineResult:
     """The same invariants as SQL on DuckDB over the same Parquet files (benchmark baseline and a
     cross-check of the Spark dialect): returns violations without witness events. ``memory_limit``
-    (e.g. ``"6GB"``) bounds DuckDB's memory; beyond it DuckDB spills to its temporary directory."""
+    (e.g. ``"6GB"``) bounds DuckDB's memory; beyond it DuckDB spills to its temporary directory.
+    ``validated`` and ``plan`` as for ``run_spark`` (the ``sorted`` plan computes ``st`` with
+    traces.mine.state bucket by bucket and hands it to DuckDB as an Arrow table)."""
     import duckdb
 
+    if plan not in PLANS:
+        raise ValueError(f"unknown plan {plan!r} (known: {', '.join(PLANS)})")
     started = time.perf_counter()
     con = duckdb.connect()
     if threads is not None:
@@ -319,18 +418,31 @@ def run_duckdb(
     con.execute(f"CREATE VIEW ev AS SELECT {select} FROM read_parquet([{paths}], union_by_name = true)")
     for name, table in {"tr": traces_table(manifest), **txn_tables(manifest)}.items():
         con.register(name, table)
-    bad = [(int(t), int(p), str(k)) for t, p, k in con.execute(bad_rows_sql()).fetchall()]
+    bad: list[tuple[int, int, str]] = []
+    if not validated:
+        bad = [(int(t), int(p), str(k)) for t, p, k in con.execute(bad_rows_sql()).fetchall()]
     skipped = sorted({t for t, _, _ in bad})
     if skipped:
         con.execute(
             f"CREATE OR REPLACE VIEW ev AS SELECT {select} FROM read_parquet([{paths}], union_by_name = true) "
             f"WHERE trace NOT IN ({', '.join(str(t) for t in skipped)})"
         )
-    for name, sql in view_sql("duckdb"):
+    slices: frozenset[str] | None = None
+    given: frozenset[str] = frozenset()
+    if plan == "sorted":
+        from kconform.traces.mine.state import STATE_INPUTS, STATE_SCHEMA, node_state
+
+        slices = corpus_slices(root, buckets)
+        if "replication" in slices:
+            parts = [node_state(t) for t in arrow_events(root, buckets, STATE_INPUTS, skipped)]
+            st_table = pa.concat_tables(parts) if parts else STATE_SCHEMA.empty_table()
+            con.register("st", st_table)
+            given = frozenset({"st"})
+    for name, sql in view_sql("duckdb", slices, given):
         kind = "TABLE" if name in ("st", "ent") else "VIEW"
         con.execute(f"CREATE {kind} {name} AS {sql}")
     table = con.sql(
-        f"SELECT * FROM ({violations_sql('duckdb', names)}) ORDER BY trace, pos, invariant"
+        f"SELECT * FROM ({violations_sql('duckdb', names, slices)}) ORDER BY trace, pos, invariant"
     ).to_arrow_table()
     events = sum(t.events for t in manifest.traces if t.bucket in set(buckets) and t.trace not in set(skipped))
     con.close()

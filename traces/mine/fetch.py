@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from kconform.traces.mine.sql import MinedInvariant
 
+SLICE = "fetch"
+"""The slice (model.configs.slice_of) whose traces these invariants judge."""
+
 INVARIANTS: list[MinedInvariant] = []
 """The slice's invariants, in the order the miner runs them."""
 _register = INVARIANTS.append
@@ -56,6 +59,7 @@ _register(
 )
 
 
-def views(dialect: str) -> list[tuple[str, str]]:
-    """The slice has no views."""
+def views(dialect: str, given: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """The slice has no views (``given``: views the engine provides; none of this slice's)."""
+    del dialect, given
     return []

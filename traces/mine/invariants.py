@@ -21,8 +21,11 @@ invariant to its slice's module (``_register(MinedInvariant(...))``); a new slic
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
 from types import ModuleType
 
+from kconform.traces.events import EVENT_TYPES
 from kconform.traces.mine import fetch, replication, txn
 from kconform.traces.mine.sql import DIALECTS, MinedInvariant, expand
 
@@ -31,6 +34,8 @@ __all__ = [
     "INVARIANTS",
     "RESERVED_COLUMNS",
     "SLICES",
+    "SLICE_KINDS",
+    "SLICE_OF",
     "MinedInvariant",
     "expand",
     "view_sql",
@@ -61,13 +66,49 @@ RESERVED_COLUMNS: frozenset[str] = frozenset(
 ``ev`` with a trailing ``_`` (``offset_``, ``group_``, ...)."""
 
 
-def view_sql(dialect: str) -> list[tuple[str, str]]:
-    """(name, SELECT) of every slice's view in creation order, macros expanded, ``ev`` and ``tr``
-    excluded (the engine provides them)."""
-    return [view for module in SLICES for view in module.views(dialect)]
+SLICE_OF: dict[str, str] = {inv.name: module.SLICE for module in SLICES for inv in module.INVARIANTS}
+"""Invariant name → the slice whose traces it judges."""
 
 
-def violations_sql(dialect: str, names: list[str] | None = None) -> str:
-    """One query: the union of the chosen invariants' queries (default: all), macros expanded."""
+def view_sql(
+    dialect: str, slices: Collection[str] | None = None, given: frozenset[str] = frozenset()
+) -> list[tuple[str, str]]:
+    """(name, SELECT) of the views of the chosen slices (default: all) in creation order, macros
+    expanded, ``ev`` and ``tr`` excluded (the engine provides them), and so are the ``given``
+    views (e.g. ``st`` computed by traces.mine.state)."""
+    chosen = [m for m in SLICES if slices is None or m.SLICE in slices]
+    return [view for module in chosen for view in module.views(dialect, given)]
+
+
+WORLD_KINDS: frozenset[str] = frozenset({"clock_advanced"})
+"""Kinds every slice's simulated world emits (impl.simulation): they tell no slice apart."""
+
+
+def _slice_kinds(module: ModuleType) -> frozenset[str]:
+    texts = [sql for dialect in DIALECTS for _name, sql in module.views(dialect)]
+    texts += [inv.sql for inv in module.INVARIANTS]
+    named = {k for text in texts for k in re.findall(r"'([a-z_]+)'", text)}
+    return frozenset(named & set(EVENT_TYPES)) - WORLD_KINDS
+
+
+SLICE_KINDS: dict[str, frozenset[str]] = {module.SLICE: _slice_kinds(module) for module in SLICES}
+"""Slice → the event kinds its views and invariants name, the world's clock aside (an engine leaves
+out a slice none of whose kinds a corpus holds: each of its invariants needs a row of one of them;
+the exactly-once ones read the clock only beside a transaction's or a quiescence's events)."""
+
+_NO_VIOLATION: dict[str, str] = {
+    "spark": "SELECT CAST(NULL AS STRING) AS invariant, CAST(NULL AS BIGINT) AS trace, CAST(NULL AS BIGINT) AS pos, "
+    "CAST(NULL AS BIGINT) AS wpos, CAST(NULL AS STRING) AS detail WHERE false",
+    "duckdb": "SELECT CAST(NULL AS VARCHAR) AS invariant, CAST(NULL AS BIGINT) AS trace, CAST(NULL AS BIGINT) AS pos, "
+    "CAST(NULL AS BIGINT) AS wpos, CAST(NULL AS VARCHAR) AS detail WHERE false",
+}
+
+
+def violations_sql(dialect: str, names: list[str] | None = None, slices: Collection[str] | None = None) -> str:
+    """One query: the union of the chosen invariants' queries (default: all) of the chosen slices
+    (default: all), macros expanded; a typed empty relation when none is left."""
     chosen = [INVARIANTS[n] for n in (names if names is not None else list(INVARIANTS))]
+    chosen = [inv for inv in chosen if slices is None or SLICE_OF[inv.name] in slices]
+    if not chosen:
+        return _NO_VIOLATION[dialect]
     return "\nUNION ALL\n".join(f"SELECT * FROM ({expand(inv.sql, dialect)})" for inv in chosen)

@@ -20,6 +20,13 @@ from __future__ import annotations
 
 from kconform.traces.mine.sql import MinedInvariant, expand
 
+SLICE = "replication"
+"""The slice (model.configs.slice_of) whose traces these invariants judge."""
+
+STATE_VIEWS = ("s1", "s2", "st")
+"""The views that build ``st`` in SQL (the reference plan); an engine that computes ``st`` with
+traces.mine.state leaves them out."""
+
 INVARIANTS: list[MinedInvariant] = []
 """The slice's invariants, in the order the miner runs them."""
 _register = INVARIANTS.append
@@ -168,9 +175,10 @@ WRITES_VIEW = """
 append of the entries of the (latest) answer to its Fetch."""
 
 
-def views(dialect: str) -> list[tuple[str, str]]:
-    """(name, SELECT) of the slice's views in creation order, macros expanded."""
-    out = [(name, expand(sql, dialect)) for name, sql in VIEWS[:3]]
+def views(dialect: str, given: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """(name, SELECT) of the slice's views in creation order, macros expanded, without the
+    ``given`` ones (views the engine provides as tables, e.g. ``st`` from traces.mine.state)."""
+    out = [(name, expand(sql, dialect)) for name, sql in VIEWS[:3] if not ({name, "st"} & given)]
     out.append(("ent", ENTRIES_VIEW[dialect]))
     out.append(("acked", expand(VIEWS[3][1], dialect)))
     out.append(("writes", expand(WRITES_VIEW, dialect)))

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from kconform.traces.mine.sql import MinedInvariant, expand
 
+SLICE = "txn"
+"""The slice (model.configs.slice_of) whose traces these invariants judge."""
+
 INVARIANTS: list[MinedInvariant] = []
 """The slice's invariants, in the order the miner runs them."""
 _register = INVARIANTS.append
@@ -564,8 +567,10 @@ _register(
 )
 
 
-def views(dialect: str) -> list[tuple[str, str]]:
-    """(name, SELECT) of the slice's views in creation order, macros expanded."""
+def views(dialect: str, given: frozenset[str] = frozenset()) -> list[tuple[str, str]]:
+    """(name, SELECT) of the slice's views in creation order, macros expanded (``given``: views
+    the engine provides; none of this slice's)."""
+    del given
     out = [("recs", RECORDS_VIEW[dialect])]
     out.append(("polled", POLLED_VIEW[dialect]))
     out.append(("offs", OFFSETS_VIEW[dialect]))

@@ -1,0 +1,95 @@
+"""The node-state pass (traces.mine.state) gives the rows of the SQL views it replaces
+(``s1``/``s2``/``st`` of traces.mine.replication, run on DuckDB), on hand-made traces built to
+break each invariant and on a generated corpus with planted mutants; its streaming form gives the
+same rows whatever the chunk size and refuses a stream that splits a trace; and the engines leave
+out a slice none of whose kinds a corpus holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from kconform.traces.corpus import EVENTS_DIR, Manifest, bucket_path, present_columns
+from kconform.traces.generate import generate
+from kconform.traces.mine.engine import arrow_events, corpus_slices, ev_select, run_duckdb
+from kconform.traces.mine.replication import STATE_VIEWS, views
+from kconform.traces.mine.state import STATE_INPUTS, STATE_SCHEMA, node_state, state_batches
+
+from .test_mine import PLANTED_PLAN, broken  # noqa: F401  (the hand-made corpus fixture)
+
+
+def _sql_state(root: Path, manifest: Manifest) -> pa.Table:
+    con = duckdb.connect()
+    paths = ", ".join(f"'{bucket_path(root, EVENTS_DIR, b)}'" for b in manifest.buckets)
+    select = ev_select("duckdb", present_columns(root, manifest.buckets))
+    con.execute(f"CREATE VIEW ev AS SELECT {select} FROM read_parquet([{paths}], union_by_name = true)")
+    for name, sql in views("duckdb"):
+        if name in STATE_VIEWS:
+            con.execute(f"CREATE VIEW {name} AS {sql}")
+    cols = ", ".join(STATE_SCHEMA.names)
+    table = con.sql(f"SELECT {cols} FROM st ORDER BY trace, pos").to_arrow_table()
+    con.close()
+    return table
+
+
+def _pass_state(root: Path, manifest: Manifest) -> pa.Table:
+    parts = [node_state(t) for t in arrow_events(root, manifest.buckets, STATE_INPUTS)]
+    return pa.concat_tables(parts).sort_by([("trace", "ascending"), ("pos", "ascending")])
+
+
+def _same_rows(a: pa.Table, b: pa.Table) -> None:
+    assert a.num_rows == b.num_rows
+    for name in STATE_SCHEMA.names:
+        assert a.column(name).to_pylist() == b.column(name).to_pylist(), name
+
+
+def test_the_pass_gives_the_sql_state_on_traces_built_to_break_each_invariant(
+    broken: tuple[Path, Manifest],  # noqa: F811
+) -> None:
+    root, manifest = broken
+    _same_rows(_pass_state(root, manifest), _sql_state(root, manifest))
+
+
+@pytest.fixture(scope="module")
+def planted_corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Manifest]:
+    root = tmp_path_factory.mktemp("state") / "c"
+    return root, generate(root, PLANTED_PLAN).manifest
+
+
+def test_the_pass_gives_the_sql_state_on_a_planted_corpus(planted_corpus: tuple[Path, Manifest]) -> None:
+    root, manifest = planted_corpus
+    state = _pass_state(root, manifest)
+    assert set(state.column("node_role").to_pylist()) == {"N", "L", "F", "D"}, "restarts, leaders and followers"
+    assert state.column("inc").to_pylist().count(0) < state.num_rows, "some broker restarted"
+    _same_rows(state, _sql_state(root, manifest))
+
+
+def test_streaming_chunks_give_the_same_rows_and_a_split_trace_is_refused(
+    planted_corpus: tuple[Path, Manifest],
+) -> None:
+    root, manifest = planted_corpus
+    events = next(arrow_events(root, manifest.buckets[:1], STATE_INPUTS))
+    whole = node_state(events)
+    batches = events.to_batches(max_chunksize=777)
+    for chunk_rows in (1, 1_000, 1 << 30):
+        streamed = pa.Table.from_batches(list(state_batches(batches, chunk_rows)), schema=STATE_SCHEMA)
+        _same_rows(streamed, whole)
+    half = events.num_rows // 2
+    split = [*events.slice(0, half).to_batches(), *events.slice(half).to_batches()]
+    assert len(set(events.column("trace").to_pylist())) > 1
+    reordered = [split[-1], *split[:-1]]  # the last trace's tail comes first, its head much later
+    with pytest.raises(ValueError, match="not contiguous"):
+        list(state_batches(reordered, 1_000))
+
+
+def test_a_slice_with_no_kind_in_the_corpus_is_left_out_with_the_same_verdicts(
+    planted_corpus: tuple[Path, Manifest],
+) -> None:
+    root, manifest = planted_corpus
+    assert corpus_slices(root, manifest.buckets) == {"replication"}
+    sorted_plan = run_duckdb(root, manifest, manifest.buckets)
+    reference = run_duckdb(root, manifest, manifest.buckets, plan="windows")
+    assert sorted_plan.counts and sorted_plan.counts == reference.counts
