@@ -6,7 +6,8 @@ damage them (each says whether its result must be refused), and the commands to 
 copy. ``run_case`` runs one command in-process and classifies the outcome: its exit code, a Python
 traceback (an "internal error" or an exception escaping ``kconform.ci.cli.main``), a hang (a
 watchdog past ``hang_s``), and whether a damaged input was let through. A new input kind (probe
-histories, Kafka logs, wire requests) joins by adding one ``InputKind`` to ``KINDS``.
+histories, Kafka logs) joins by adding one ``InputKind`` to ``KINDS``; served traces whose
+``wire_request`` texts are damaged (kconform serve) are the ``wire`` kind.
 
 Mutations:
 
@@ -503,6 +504,81 @@ def trace_samples(root: Path) -> list[Path]:
 
 
 # --------------------------------------------------------------------------------------------
+# The wire-request kind: served traces (kconform serve) whose requests are damaged
+# --------------------------------------------------------------------------------------------
+
+
+def wire_samples(root: Path) -> list[Path]:
+    """Served trace files (implementation "reference", ``wire_request`` steps) made in-process by a
+    served cluster answering a producer's InitProducerId, Produce, a transaction and a Fetch."""
+    from kconform.conformance.serve.cluster import ServedCluster, served_config
+    from kconform.impl.txn import messages as msg
+
+    root.mkdir(parents=True, exist_ok=True)
+    out = []
+    for brokers in (1, 3):
+        cluster = ServedCluster(served_config(brokers), clock=lambda: 0.0)
+        coordinator = cluster.sim.world.metadata.leaders[cluster.cfg.state_partition("txn-1")]
+        init = cluster.send(0, 0, msg.InitPidRequest("", 1000, -1, -1))
+        pid = getattr(init, "pid", -1)
+        cluster.send(0, 0, msg.TxnProduceRequest("t-0", "", pid, 0, 0, (1, 2), False, -1))
+        tx = cluster.send(1, coordinator, msg.InitPidRequest("txn-1", 60_000, -1, -1))
+        tpid, tepoch = getattr(tx, "pid", -1), getattr(tx, "epoch", -1)
+        cluster.send(1, coordinator, msg.AddPartitionsRequest("txn-1", tpid, tepoch, ("t-0",)))
+        cluster.send(1, 0, msg.TxnProduceRequest("t-0", "txn-1", tpid, tepoch, 0, (3,), True, 1))
+        cluster.send(1, coordinator, msg.EndTxnRequest("txn-1", tpid, tepoch, brokers == 1, 1))
+        cluster.send(2, 0, msg.TxnFetchRequest("t-0", 0, True))
+        out.append(cluster.write_trace(root / f"served-{brokers}.jsonl"))
+    return out
+
+
+def mutate_wire(rng: random.Random, sample: Path, dst: Path) -> Mutation:
+    """Half the time a generic JSON Lines damage; else one ``wire_request``'s request text damaged:
+    not JSON, an unknown request type, a field missing, mistyped, naming what the configuration
+    lacks or out of Kafka's range (must refuse), or a plausible value change (any verdict)."""
+    if rng.random() < 0.5:
+        return mutate_jsonl(rng, sample, dst)
+    objs = [json.loads(x) for x in sample.read_text(encoding="utf-8").splitlines() if x.strip()]
+    wire = [o for o in objs[1:] if o["op"]["op"] == "wire_request"]
+    op = rng.choice(wire)["op"]
+    body = json.loads(op["request"])
+    choice = rng.randrange(7)
+    fields = sorted(k for k in body if k != "type")
+    field = rng.choice(fields)
+    expect = MUST_REFUSE
+    if choice == 0:
+        op["request"] = op["request"][: rng.randrange(len(op["request"]))]
+        what = "request text truncated"
+    elif choice == 1:
+        body["type"] = rng.choice(("FetchRequest", "", "TxnProduceResponse", 7))
+        what = f"request type {body['type']!r}"
+    elif choice == 2:
+        del body[field]
+        what = f"request field {field!r} deleted"
+    elif choice == 3:
+        body[field] = _wrong_type(rng, body[field])
+        what = f"request field {field!r} of a wrong type"
+    elif choice == 4 and any(k in body for k in ("partition", "txn_id", "group")):
+        key = next(k for k in ("partition", "txn_id", "group") if k in body)
+        body[key] = rng.choice(("t-99", "nope", "__consumer_offsets-99"))
+        what = f"request {key} not in the configuration"
+    elif choice == 5 and any(isinstance(body[k], int) and not isinstance(body[k], bool) for k in fields):
+        key = rng.choice([k for k in fields if isinstance(body[k], int) and not isinstance(body[k], bool)])
+        body[key] = rng.choice((2**63, -(2**63) - 1))
+        what = f"request {key} = {body[key]}"
+    else:
+        ints = [k for k in fields if isinstance(body[k], int) and not isinstance(body[k], bool) and body[k] >= 0]
+        bumped = rng.choice(ints) if ints else None
+        if bumped is not None:
+            body[bumped] += 1
+        what, expect = f"request {bumped} + 1", PLAUSIBLE
+    if choice != 0:
+        op["request"] = json.dumps(body)
+    dst.write_text("\n".join(json.dumps(o) for o in objs) + "\n", encoding="utf-8")
+    return Mutation(f"wire: {what}", expect)
+
+
+# --------------------------------------------------------------------------------------------
 # The command-line options kind: argv built from the parser, every engine stubbed
 # --------------------------------------------------------------------------------------------
 
@@ -771,6 +847,7 @@ KINDS: dict[str, InputKind] = {
             (_replay_model_only, _replay_live, _convert_to_corpus),
         ),
         InputKind("corpus", corpus_samples, mutate_corpus, (_mine_duckdb, _convert_to_jsonl)),
+        InputKind("wire", wire_samples, mutate_wire, (_replay_model_only, _replay_live)),
         InputKind("options", option_samples, mutate_options, (_argv_from_file,), frozenset({0, 1, 2})),
         InputKind("history", history_samples, mutate_history, (_probe_check,), frozenset({0, 1, 3})),
         InputKind("logs", log_samples, mutate_log, (_logs_check,)),

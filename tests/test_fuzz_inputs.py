@@ -60,7 +60,7 @@ def _check(kind: InputKind, sample: Path, rng: random.Random, command: int, work
 
 def test_every_kind_has_valid_samples(samples: dict[str, list[Path]], tmp_path: Path) -> None:
     """The samples themselves are read without complaint (exit 0 or 1: the counterexamples fail)."""
-    for name in ("counterexample", "trace", "corpus", "history", "logs"):
+    for name in ("counterexample", "trace", "corpus", "history", "logs", "wire"):
         kind = KINDS[name]
         assert samples[name], name
         for sample in samples[name]:
@@ -112,6 +112,17 @@ def test_fuzzed_kafka_logs(samples: dict[str, list[Path]], tmp_path: Path, rng: 
     """``kconform logs check`` on damaged Kafka logs and dump-log output (traces/logs)."""
     pool = samples["logs"]
     _check(KINDS["logs"], pool[which % len(pool)], rng, 0, tmp_path / "w")
+
+
+@FUZZ
+@given(rng=st.randoms(use_true_random=False), which=st.integers(0, 99), command=st.integers(0, 9))
+def test_fuzzed_served_wire_requests(
+    samples: dict[str, list[Path]], tmp_path: Path, rng: random.Random, which: int, command: int
+) -> None:
+    """kconform serve's traces with damaged wire requests: refused at the boundary (exit 2, naming
+    the step and field), never a traceback, model-only or re-driving the reference."""
+    pool = samples["wire"]
+    _check(KINDS["wire"], pool[which % len(pool)], rng, command, tmp_path / "w")
 
 
 @settings(FUZZ, max_examples=60)

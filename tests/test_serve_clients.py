@@ -11,7 +11,9 @@ from confluent_kafka import Consumer, Producer
 
 from kconform.conformance.serve.cluster import ServedCluster, served_config
 from kconform.conformance.serve.server import Server, ServerThread
+from kconform.impl.txn.cluster import TxnCluster
 from kconform.traces.inputs.trace_file import read_trace_file
+from kconform.traces.replay import replay
 
 QUIET = {"log_level": 3}
 
@@ -84,6 +86,8 @@ def test_confluent_kafka_idempotent_and_transactional_producers_and_read_committ
         assert kinds.get(api, 0) > 0, api
     cx = read_trace_file(path)
     assert cx.verdict["kind"] == "pass" and cx.implementation == "reference"
+    replayed = replay(cx, TxnCluster(), 60, 600)  # kconform replay re-drives the reference: same events
+    assert replayed.failure is None and replayed.divergence is None
 
 
 def test_kafka_python_produces_and_consumes() -> None:

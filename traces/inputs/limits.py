@@ -217,6 +217,10 @@ TXN_ID_REF = "transactional id"
 TXN_ID_OR_NONE_REF = "transactional id or none"
 GROUP_REF = "group"
 
+WIRE_REQUEST = "wire request"
+"""A ``wire_request``'s request text: a client request of the exactly-once slice (impl/txn/wire.py)
+naming the configuration's partitions, transactional ids and groups (references.wire_request_problem)."""
+
 OPERATION_RULES: dict[tuple[str, str], Range | str] = {
     ("produce", "rid"): Range(0, INT64_MAX, "a record id (int64)"),
     ("produce", "acks"): ACKS,
@@ -269,7 +273,6 @@ OPERATION_RULES: dict[tuple[str, str], Range | str] = {
     ("quiesce", "max_ms"): Range(0, MAX_RUN_MS, "at most one simulated hour"),
     ("wire_request", "conn"): Range(0, INT32_MAX, "a wire connection number"),
     ("wire_request", "broker"): BROKER_REF,
-    ("wire_request", "request"): "label",
     ("poll", "client"): CLIENT_REF,
     ("assign", "client"): CLIENT_REF,
     ("assign", "partition"): LOG_PARTITION_REF,
@@ -282,6 +285,7 @@ OPERATION_RULES: dict[tuple[str, str], Range | str] = {
     ("delete_records", "offset"): Range(0, INT64_MAX, "an int64 offset"),
     ("toggle_leadership", "partition"): LOG_PARTITION_REF,
     ("bounce", "broker"): BROKER_REF,
+    ("wire_request", "request"): WIRE_REQUEST,
 }
 """(operation, argument) → its range, or what it refers to in the file's configuration."""
 

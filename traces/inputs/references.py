@@ -124,6 +124,8 @@ def operation_problem(op: dict[str, Any], cfg: AnyConfig) -> Problem | None:
 
 
 def _argument_problem(rule: str, value: Any, cfg: AnyConfig, ids: range) -> str | None:
+    if rule == limits.WIRE_REQUEST:
+        return wire_request_problem(value, cfg)
     if rule == limits.BROKER_REF:
         return None if value in ids else f"broker {value} is not one of the brokers {_broker_list(ids)}"
     if rule == limits.NODE_REF:
@@ -152,3 +154,57 @@ def _addressable(cfg: AnyConfig) -> set[int]:
     else:
         nodes.update(REPLICATION_CLIENT_NODES)
     return nodes
+
+
+WIRE_RANGES: dict[str, tuple[int, int]] = {
+    "pid": (-(2**63), 2**63 - 1),
+    "expected_pid": (-(2**63), 2**63 - 1),
+    "epoch": (-(2**15), 2**15 - 1),
+    "expected_epoch": (-(2**15), 2**15 - 1),
+    "base_seq": (-(2**31), 2**31 - 1),
+    "timeout_ms": (-(2**31), 2**31 - 1),
+    "fetch_offset": (-(2**63), 2**63 - 1),
+    "ctxn": (-1, 2**63 - 1),
+}
+"""The ranges a wire request's integers can take: what the wire carries (producer id int64, epoch
+int16, sequence and timeout int32, fetch offset int64: a real client may send any of them, and a
+served trace must replay), and the server's own client-transaction numbers."""
+
+
+def wire_request_problem(text: Any, cfg: AnyConfig) -> str | None:
+    """What is wrong with a ``wire_request``'s request text (impl/txn/wire.py): it must decode to a
+    client request of the exactly-once slice whose integers are in Kafka's ranges and whose
+    partitions, transactional id and group are the configuration's."""
+    from kconform.impl.txn.wire import payload_from_json
+
+    if not isinstance(cfg, TxnConfig):
+        return "a wire request is an operation of the exactly-once slice"
+    try:
+        payload = payload_from_json(text)
+    except ValueError as exc:
+        return str(exc)
+    kind = type(payload).__name__
+    for name, (lo, hi) in WIRE_RANGES.items():
+        value = getattr(payload, name, None)
+        if value is not None and not lo <= value <= hi:
+            return f"{kind}.{name} = {value} is outside {lo}..{hi}"
+    partition = getattr(payload, "partition", None)
+    if partition is not None and partition not in cfg.log_partitions:
+        return f"{kind}.partition {partition!r} is not a partition of the configuration"
+    for p in getattr(payload, "partitions", ()):
+        if p not in cfg.data:
+            return f"{kind}.partitions: {p!r} is not a data partition of the configuration"
+    for o in getattr(payload, "offsets", ()):
+        if o.partition not in cfg.data or not 0 <= o.offset < 2**63:
+            return f"{kind}.offsets: ({o.partition!r}, {o.offset}) is not a data partition and int64 offset"
+    for rid in getattr(payload, "rids", ()):
+        if not 0 <= rid < 2**63:
+            return f"{kind}.rids: {rid} is not a record id (int64 >= 0)"
+    txn_id = getattr(payload, "txn_id", None)
+    optional = kind in ("InitPidRequest", "TxnProduceRequest")
+    if txn_id is not None and (txn_id or not optional) and txn_id not in cfg.transactional_ids:
+        return f"{kind}.txn_id {txn_id!r} is not a transactional id of the configuration"
+    group = getattr(payload, "group", None)
+    if group is not None and group not in cfg.groups:
+        return f"{kind}.group {group!r} is not a group of the configuration"
+    return None
