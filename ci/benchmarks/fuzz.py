@@ -28,7 +28,14 @@ from typing import Any
 
 from kconform.ci.fuzzing import KINDS, fuzz_kind
 
-DEFAULT_CASES = {"counterexample": 100_000, "trace": 100_000, "corpus": 1_000, "options": 20_000}
+DEFAULT_CASES = {
+    "counterexample": 100_000,
+    "trace": 100_000,
+    "corpus": 1_000,
+    "options": 20_000,
+    "history": 10_000,
+    "logs": 10_000,
+}
 
 
 def _worker(job: tuple[str, list[str], int, int, str, float, float | None]) -> dict[str, Any]:
