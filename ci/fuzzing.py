@@ -787,11 +787,50 @@ def log_samples(root: Path) -> list[Path]:
     return out
 
 
+def log_mutation(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    """One damage of a Kafka log as real collections show them: lines cut mid-way (a rotated or
+    partially copied file, a line torn by a crash), binary garbage (a segment or index file
+    concatenated in, NUL padding after a crash), mixed encodings (a line in Latin-1, UTF-16 or
+    cp1252 amid UTF-8), enormous lines (a multi-megabyte line with and without a line end), or one of
+    the byte-wise damages of JSON Lines (:func:`byte_mutation`)."""
+    lines = data.split(b"\n")
+    choice = rng.randrange(10)
+    if choice == 0:  # several lines truncated where they stand, the rest kept
+        for _ in range(rng.randint(1, 5)):
+            i = rng.randrange(len(lines))
+            lines[i] = lines[i][: rng.randrange(len(lines[i]) + 1)]
+        return b"\n".join(lines), "truncated lines"
+    if choice == 1:  # a block of binary garbage, NULs included, where a line was
+        size = rng.choice((16, 512, 4096, 65_536))
+        junk = bytes(rng.randrange(256) for _ in range(min(size, 4096))) * max(1, size // 4096)
+        if rng.random() < 0.3:
+            junk = b"\x00" * size
+        i = rng.randrange(len(lines))
+        return b"\n".join([*lines[:i], junk, *lines[i:]]), f"binary garbage ({size} bytes)"
+    if choice == 2:  # mixed encodings: some lines re-encoded, with non-ASCII text in them
+        codec = rng.choice(("latin-1", "utf-16", "utf-16-le", "cp1252", "utf-32"))
+        for _ in range(rng.randint(1, 4)):
+            i = rng.randrange(len(lines))
+            text = lines[i].decode("utf-8", errors="replace") + " caf\u00e9 \u00fc\u00df"
+            lines[i] = text.encode(codec, errors="replace")
+        return b"\n".join(lines), f"mixed encodings ({codec})"
+    if choice == 3:  # an enormous line: a real line's head then megabytes, maybe no line end at all
+        size = rng.choice((70_000, 1_000_000, 8_000_000))
+        head = lines[rng.randrange(len(lines))][:200]
+        tail = b"" if rng.random() < 0.5 else b"\n"
+        i = rng.randrange(len(lines) + 1)
+        big = head + b"x" * size
+        return b"\n".join(lines[:i]) + (b"\n" if i else b"") + big + tail + b"\n".join(lines[i:]), (
+            f"an enormous line ({size} bytes{'' if tail else ', no line end'})"
+        )
+    out, what = byte_mutation(rng, data)
+    return out, what
+
+
 def mutate_log(rng: random.Random, sample: Path, dst: Path) -> Mutation:
-    """Byte-wise damage of a Kafka log or dump (flips, cuts, deleted / duplicated / swapped lines,
-    junk, huge lines, invalid UTF-8, changed digits). Logs hold lines kconform does not know and
-    are read leniently line by line, so any verdict is acceptable: no traceback, no hang."""
-    out, what = byte_mutation(rng, sample.read_bytes())
+    """Damage of a Kafka log or dump (:func:`log_mutation`). Logs hold lines kconform does not know
+    and are read leniently line by line, so any verdict is acceptable: no traceback, no hang."""
+    out, what = log_mutation(rng, sample.read_bytes())
     dst.write_bytes(out)
     return Mutation(f"bytes: {what}", PLAUSIBLE)
 

@@ -293,6 +293,50 @@ CASES += [
 ]
 
 
+ZK_CHANGE = (
+    "[2018-09-22 15:50:1{i},992] TRACE [Controller id=1001 epoch=1] Changed partition orders-0 from {src} to "
+    "OnlinePartition with state LeaderAndIsr(leader={leader}, leaderEpoch={le}, isr=List({leader}), zkVersion={i}) "
+    "(state.change.logger)"
+)
+KRAFT_REPLAY = (
+    "2026-05-14T12:26:5{i}.270Z  INFO 2530 --- [0-event-handler] o.a.k.c.ReplicationControlManager        : "
+    "[QuorumController id=0] Replayed PartitionRecord for new partition orders-0 with topic ID {tid} and "
+    "PartitionRegistration(replicas=[0, 1], isr=[{leader}], removingReplicas=[], addingReplicas=[], leader={leader}, "
+    "leaderRecoveryState=RECOVERED, leaderEpoch={le}, partitionEpoch={le})."
+)
+
+
+def zk_changes(*steps: tuple[str, int, int]) -> str:
+    """(from-state, leader, leader epoch) per controller decision about orders-0."""
+    return "\n".join(ZK_CHANGE.format(i=i, src=src, leader=ld, le=le) for i, (src, ld, le) in enumerate(steps)) + "\n"
+
+
+CASES += [
+    (
+        # the ZooKeeper controller moves the leadership without a new epoch
+        "leader-epochs-increase-across-state-changes",
+        zk_changes(("NewPartition", 1, 0), ("OnlinePartition", 2, 0)),
+        zk_changes(("NewPartition", 1, 0), ("OnlinePartition", 2, 1)),
+    ),
+]
+
+
+def test_controller_state_changes_never_lower_the_leader_epoch(tmp_path: Path) -> None:
+    """KRaft replays (a snapshot loaded again) never lower the epoch; a new topic id starts afresh."""
+    name = "leader-epochs-increase-across-state-changes"
+    back = "\n".join(KRAFT_REPLAY.format(i=i, tid="T1", leader=1, le=le) for i, le in enumerate((5, 3))) + "\n"
+    assert verdict(tmp_path, back, name)[0] == VIOLATED
+    same = "\n".join(KRAFT_REPLAY.format(i=i, tid="T1", leader=1, le=le) for i, le in enumerate((3, 3, 5))) + "\n"
+    assert verdict(tmp_path, same, name, "same.log") == (PASSED, 0)
+    recreated = "\n".join(
+        KRAFT_REPLAY.format(i=i, tid=t, leader=1, le=le) for i, (t, le) in enumerate((("T1", 5), ("T2", 0)))
+    )
+    assert verdict(tmp_path, recreated + "\n", name, "recreated.log") == (NOT_OBSERVED, 0)
+    # a topic created again under ZooKeeper (from NewPartition) starts afresh too
+    again = zk_changes(("NewPartition", 1, 4), ("NewPartition", 2, 0))
+    assert verdict(tmp_path, again, name, "again.log") == (NOT_OBSERVED, 0)
+
+
 @pytest.mark.parametrize(("check", "bad", "near_miss"), CASES, ids=[c[0] for c in CASES])
 def test_check_fires_on_bad_input_and_not_on_near_miss(tmp_path: Path, check: str, bad: str, near_miss: str) -> None:
     assert verdict(tmp_path, bad, check)[0] == VIOLATED

@@ -293,3 +293,82 @@ def test_truncation_below_hw_printed_by_the_log_names_its_partition_from_the_pre
     text = "[2025-08-01 00:00:00,000] WARN [UnifiedLog partition=t-3, dir=/d] Truncating to offset 5 below high watermark 9 (org.apache.kafka.storage.internals.log.UnifiedLog)\n"
     (obs,), stats = parse_text(tmp_path, text)
     assert not stats.problems and (obs.kind, obs.partition, obs.offset, obs.hw) == (o.TRUNCATION_BELOW_HW, "t-3", 5, 9)
+
+
+def test_more_layouts_spring_level_first_thread_first() -> None:
+    """Layouts real deployments print (fixtures client-2.3-spring-*, client-2.x-level-first-*,
+    client-2.x-thread-first-*): the logger and message are found whatever the layout."""
+    spring = parse_header(
+        1,
+        "2026-05-14T12:26:53.304Z  INFO 2530 --- [r-event-handler] state.change.logger                      : "
+        "[Broker id=0] Transitioning 1 partition(s) to local leaders.",
+    )
+    level_first = parse_header(
+        1,
+        "INFO 2020-12-17 16:32:15,053(yyyy-MM-dd HH:mm:ss} org.apache.kafka.clients.FetchSessionHandler - "
+        "[Consumer clientId=consumer-1, groupId=g1] Node 2 was unable to process the fetch request",
+    )
+    thread_first = parse_header(
+        1,
+        "[pool-1-thread-1] 2019-12-18 09:45:19,994 FetchSessionHandler.java (line 383) [Consumer clientId=c] Node 4 x",
+    )
+    assert spring is not None and (spring.level, spring.logger) == ("INFO", "state.change.logger")
+    assert spring.message.startswith("[Broker id=0] Transitioning")
+    assert level_first is not None and level_first.logger == "org.apache.kafka.clients.FetchSessionHandler"
+    assert level_first.message.startswith("[Consumer clientId=consumer-1")
+    assert thread_first is not None and (thread_first.logger, thread_first.level) == ("FetchSessionHandler", "")
+    assert thread_first.message == "[Consumer clientId=c] Node 4 x"
+    # words that only look like a level or a thread start no record
+    assert parse_header(1, "INFO something else") is None
+    assert parse_header(1, "[main] 2019 foo") is None
+
+
+def test_controller_decisions_are_partition_states(tmp_path: Path) -> None:
+    zk = (
+        "[2023-10-01 14:41:35,289] INFO [Controller id=1001 epoch=1] Changed partition kafka-ckpt-0 from NewPartition "
+        "to OnlinePartition with state LeaderAndIsr(leader=1001, leaderEpoch=3, isr=List(1001, 1002), "
+        "leaderRecoveryState=RECOVERED, partitionEpoch=7) (state.change.logger)"
+    )
+    kraft = (
+        "2026-05-14T12:26:53.270Z  INFO 2530 --- [0-event-handler] o.a.k.c.ReplicationControlManager        : "
+        "[QuorumController id=0] Replayed PartitionRecord for new partition trader-updates-0 with topic ID "
+        "_HoeUqpHRzmN1o05kPIksg and PartitionRegistration(replicas=[0, 1], isr=[0], removingReplicas=[], "
+        "addingReplicas=[], leader=0, leaderRecoveryState=RECOVERED, leaderEpoch=2, partitionEpoch=5)."
+    )
+    (a, b), stats = parse_text(tmp_path, zk + "\n" + kraft + "\n")
+    assert not stats.problems
+    assert (a.kind, a.node, a.partition, a.leader, a.leader_epoch, a.isr, a.partition_epoch, a.state, a.prev_state) == (
+        o.PARTITION_STATE,
+        1001,
+        "kafka-ckpt-0",
+        1001,
+        3,
+        "1001,1002",
+        7,
+        "controller",
+        "NewPartition",
+    )
+    assert (b.node, b.partition, b.topic_id, b.leader, b.leader_epoch, b.isr, b.partition_epoch, b.prev_state) == (
+        0,
+        "trader-updates-0",
+        "_HoeUqpHRzmN1o05kPIksg",
+        0,
+        2,
+        "0",
+        5,
+        "new",
+    )
+    broken = zk.replace("leaderEpoch=3", "leaderEpoch=x")
+    _, stats = parse_text(tmp_path, broken + "\n", "broken.log")
+    assert stats.problems and stats.problems[0].line == 1
+
+
+def test_librdkafka_versions_without_lso(tmp_path: Path) -> None:
+    """librdkafka 0.8-0.10 print no LSO (fixture client-librdkafka-0.8-*); kafkacat excerpts may drop the
+    topic: both are read, not refused."""
+    old = 'LOG-7-FETCH: 10.10.38.70:9503/3: Topic rt_memcache [0] MessageSet size 0, error "Success", MaxOffset 5'
+    bare = '[9] MessageSet size 1048576, error "Success", MaxOffset 1069260'
+    (a, b), stats = parse_text(tmp_path, old + "\n" + bare + "\n")
+    assert not stats.problems
+    assert (a.partition, a.hw, a.lso) == ("rt_memcache-0", 5, None)
+    assert (b.partition, b.hw, b.lso) == (None, 1069260, None)

@@ -6,7 +6,8 @@ wall clock (the line then says how many of the asked cases ran). Every input kin
 is fuzzed (counterexample files and JSON Lines traces by ``replay`` in both modes and ``convert``,
 corpora by ``mine --engine duckdb`` and ``convert``, the command line's options with every engine
 stubbed). Printed per kind: cases, exit 0 / 1 / 2, tracebacks, hangs, damaged inputs not refused,
-of them judged clean (exit 0), re-encodings whose exit code changed, the slowest case, the rate;
+of them judged clean (exit 0), re-encodings whose exit code changed, the slowest case, the rate, the
+peak resident memory so far and the load;
 then the time to refuse a corrupt corpus before any engine (a 1M-event corpus with one flipped
 byte, and with a rewritten, re-hashed part file whose rows are wrong), unless ``--no-refusal``.
 Exit 1 if any traceback, hang or missed refusal happened.
@@ -19,6 +20,7 @@ import json
 import multiprocessing
 import os
 import platform
+import resource
 import shutil
 import tempfile
 import time
@@ -101,6 +103,13 @@ def _cpu() -> float:
     """CPU seconds (user + system) of this process and its reaped children (the pool's workers)."""
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
+
+
+def _peak_rss_mb() -> float:
+    """Peak resident memory (MB) of this process and of its largest reaped child (the pool's workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, children) / 1024  # Linux: KiB
 
 
 def refusal_seconds(root: Path, events: int) -> dict[str, float]:
@@ -191,7 +200,8 @@ def main() -> int:
                 f"{args.workers} workers): exit 0 {exits.get(0, 0):,}, exit 1 {exits.get(1, 0):,}, "
                 f"exit 2 {exits.get(2, 0):,}; tracebacks {tally['traceback_count']}, hangs {tally['hang_count']}, "
                 f"damaged not refused {tally['missed_count']} (judged clean {tally['clean_on_damage']}), "
-                f"re-encodings with another exit {tally['reencoding_count']}; slowest {slow_s:.2f} s: {slow_what}"
+                f"re-encodings with another exit {tally['reencoding_count']}; slowest {slow_s:.2f} s: {slow_what}; "
+                f"peak RSS {_peak_rss_mb():,.0f} MB, load {os.getloadavg()}"
             )
             for key in ("tracebacks", "hangs", "missed", "reencoding"):
                 for line in tally.get(key, [])[:5]:

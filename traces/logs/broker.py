@@ -24,6 +24,9 @@ TransactionCoordinator, kafka.log.LogManager):
   isr=[...], ...)`` / ``UpdateMetadataPartitionState(...)`` (2.4+), ``PartitionState(controllerEpoch=C,
   leader=L, leaderEpoch=E, isr=..., ...) ... for partition tp`` (0.10-2.3), ``(Leader:L,ISR:...,
   LeaderEpoch:E,ControllerEpoch:C)`` (controller's leader cache);
+- the controller's own decisions: ``Changed partition tp from A to B with state LeaderAndIsr(...)``
+  (ZooKeeper controller, 1.1-3.x) and ``Replayed PartitionRecord for new partition tp with topic ID X
+  and PartitionRegistration(...)`` (KRaft QuorumController, 3.x-4.x);
 - ``TransactionalId X complete transition from S to TxnTransitMetadata(... txnState=T ...)``,
   ``Initialized transactionalId X with producerId P and producer epoch E``;
 - unclean elections (``unclean`` / ``potential data loss``), ``Deleted log for partition tp``, broker
@@ -71,6 +74,8 @@ _NODE_PATTERNS = (
     re.compile(r"\[Transaction State Manager (-?\d+)\]"),
     re.compile(r"\[(?:GroupCoordinator|GroupMetadataManager brokerId=) ?(-?\d+)\]"),
     re.compile(r"^Broker (-?\d+) "),
+    re.compile(r"\[(?:Controller|QuorumController) id=(-?\d+)"),
+    re.compile(r"\[Controller (-?\d+)\]"),
 )
 
 
@@ -290,6 +295,57 @@ def _partition_state(rec: Record, file: str, node: int | None) -> list[Obs]:
     raise LineParseError("partition state: no LeaderAndIsr/UpdateMetadata partition state in the line")
 
 
+# ---- controller decisions ----------------------------------------------------------------------
+
+_ZK_CHANGE = re.compile(
+    r"Changed partition (?P<tp>\S+) from (?P<from>\w+) to (?P<to>\w+) with state "
+    r"LeaderAndIsr\((?P<body>[^()]*(?:\([^()]*\)[^()]*)*)\)"
+)
+_KRAFT_REPLAY = re.compile(
+    r"Replayed PartitionRecord for new partition (?P<tp>\S+) with topic ID (?P<tid>\S+) and "
+    r"PartitionRegistration\((?P<body>[^()]*)\)"
+)
+_LIST_OR_SCALAR = re.compile(r"(?<!\w)(\w+)=(List\([^)]*\)|Set\([^)]*\)|\[[^\]]*\]|[^,\s)]+)")
+
+
+def _controller_state(rec: Record, file: str, node: int | None) -> list[Obs]:
+    """A partition state the controller decided: the ZooKeeper controller's ``Changed partition tp
+    from A to B with state LeaderAndIsr(leader=L, leaderEpoch=E, isr=List(...), zkVersion=Z |
+    leaderRecoveryState=R, partitionEpoch=P)`` (PartitionStateMachine, 1.1-3.x) and the KRaft
+    controller's ``Replayed PartitionRecord for new partition tp with topic ID X and
+    PartitionRegistration(replicas=[..], isr=[..], ..., leader=L, ..., leaderEpoch=E,
+    partitionEpoch=P).`` (ReplicationControlManager, 3.x-4.x). ``state`` is ``controller``;
+    ``prev_state`` the ZooKeeper partition state it left (``NewPartition`` starts a partition), or
+    ``new`` for a KRaft partition record."""
+    msg = rec.message
+    m = _ZK_CHANGE.search(msg)
+    kraft = None if m else _KRAFT_REPLAY.search(msg)
+    found = m or kraft
+    if found is None:
+        raise LineParseError(
+            "controller state line: expected 'Changed partition tp from A to B with state LeaderAndIsr(...)' "
+            "or 'Replayed PartitionRecord for new partition tp with topic ID X and PartitionRegistration(...)'"
+        )
+    kv = dict(_LIST_OR_SCALAR.findall(found.group("body")))
+    obs = _base(PARTITION_STATE, rec, file, node)
+    obs.partition = _tp(found.group("tp"))
+    try:
+        obs.leader = int(kv["leader"])
+        obs.leader_epoch = int(kv["leaderEpoch"])
+    except (KeyError, ValueError):
+        raise LineParseError("controller state line: expected leader and leaderEpoch") from None
+    obs.isr = _id_list(kv.get("isr", ""))
+    pe = kv.get("partitionEpoch", kv.get("zkVersion"))
+    obs.partition_epoch = int(pe) if pe is not None and _IDS.fullmatch(pe) else None
+    obs.state = "controller"
+    if m is not None:
+        obs.prev_state = m.group("from")
+    else:
+        obs.prev_state = "new"
+        obs.topic_id = kraft.group("tid").rstrip(".") if kraft is not None else None
+    return [obs]
+
+
 # ---- transaction coordinator ----------------------------------------------------------------------
 
 _TRANSITION = re.compile(
@@ -384,6 +440,8 @@ ANCHORS: tuple[tuple[str, Builder], ...] = (
     ("Expanding ISR ", _isr_change),
     ("below high watermark", _below_hw),
     ("Truncating partition ", _truncation),
+    (" with state LeaderAndIsr(", _controller_state),
+    ("Replayed PartitionRecord for new partition ", _controller_state),
     ("LeaderAndIsrPartitionState(", _partition_state),
     ("UpdateMetadataPartitionState(", _partition_state),
     ("PartitionState(controllerEpoch=", _partition_state),

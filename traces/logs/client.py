@@ -250,9 +250,12 @@ def _session(rec: Record, file: str) -> list[Obs]:
 
 
 _RDK = re.compile(
-    r"Topic (?P<topic>\S+) \[(?P<p>-?\d+)\] MessageSet size (?P<size>-?\d+), error \"(?P<err>[^\"]*)\", "
-    r"MaxOffset (?P<hw>-?\d+), LSO (?P<lso>-?\d+)"
+    r"(?:Topic (?P<topic>\S+) )?\[(?P<p>-?\d+)\] MessageSet size (?P<size>-?\d+), error \"(?P<err>[^\"]*)\", "
+    r"MaxOffset (?P<hw>-?\d+)(?:, LSO (?P<lso>-?\d+))?"
 )
+"""librdkafka 0.11+ prints ``..., MaxOffset H, LSO L, Ver V/W``; 0.8-0.10 (Fetch v0-v3, no LSO) end at
+``MaxOffset H``; kafkacat ``-d msg`` excerpts may drop the ``Topic t`` head. The version is told by
+what the line holds."""
 _RDK_NAME = re.compile(r"\|(rdkafka#[\w\-]+|[\w.\-]+#(?:consumer|producer)-\d+)\|")
 
 
@@ -263,7 +266,7 @@ def parse_librdkafka(number: int, text: str, file: str) -> list[Obs] | None:
     m = _RDK.search(text)
     if m is None:
         raise LineParseError(
-            "librdkafka FETCH line: expected 'Topic t [p] MessageSet size Z, error \"E\", MaxOffset H, LSO L'"
+            "librdkafka FETCH line: expected 'Topic t [p] MessageSet size Z, error \"E\", MaxOffset H[, LSO L]'"
         )
     name = _RDK_NAME.search(text)
     client = name.group(1) if name else "rdkafka"
@@ -274,9 +277,9 @@ def parse_librdkafka(number: int, text: str, file: str) -> list[Obs] | None:
         text=cut(text),
         stream=f"{file}#client={client}",
         client=client,
-        partition=f"{m.group('topic')}-{m.group('p')}",
+        partition=f"{m.group('topic')}-{m.group('p')}" if m.group("topic") else None,
         hw=int(m.group("hw")),
-        lso=int(m.group("lso")),
+        lso=int(m.group("lso")) if m.group("lso") is not None else None,
         error=0 if m.group("err") in ("Success", "No error") else -1,
     )
     return [obs]

@@ -2,7 +2,9 @@
 
 Kafka ships ``[%d] %p %m (%c)%n`` (config/log4j.properties since 0.8, log4j2.yaml in 4.x), but
 deployments use their own patterns (``%d{ISO8601} %p [%t] %c: %m``, logback's
-``HH:mm:ss.SSS [thread] LEVEL logger - msg``, JSON-less container layouts) and tools add prefixes
+``HH:mm:ss.SSS [thread] LEVEL logger - msg``, Spring Boot's ``ts LEVEL pid --- [thread] logger : msg``,
+level-first ``%p %d %c - %m``, thread-first ``[%t] %d %F (line %L) %m`` (no level), JSON-less container
+layouts) and tools add prefixes
 (``docker compose`` service names, ``grep -H`` file names). The header is found by shape, not by
 a configured pattern: a timestamp, a level word, and the logger either in trailing parentheses or
 before the message. Facts are then read from the message text (kconform.traces.logs.broker /
@@ -30,6 +32,28 @@ _KAFKA = re.compile(r"^\[(?P<ts>" + _TS + r")\]\s+" + _LEVEL + r"\s+")
 _OTHER = re.compile(
     r"^(?P<ts>" + _TS + r")\s+(?:\[(?P<t1>[^\]]*)\]\s+)?" + _LEVEL + r"\s+(?:\[(?P<t2>[^\]]*)\]\s+)?"
     r"(?:(?P<logger>[a-zA-Z_][\w.$]*\.[\w.$]+|[A-Z][\w$]+)\s*(?::|\s-)(?:\s|$))?"
+)
+# Spring Boot's default console layout: 2026-05-14T12:26:53.270Z  INFO 2530 --- [thread] logger : msg (with
+# an optional [application] column since Spring Boot 3.2); the logger column is padded and may be cut
+_SPRING = re.compile(
+    r"^(?P<ts>" + _TS + r")\s+" + _LEVEL + r"\s+\d+\s+---\s+(?:\[[^\]]*\]\s*)+(?P<logger>[\w.$\-]+)\s*:(?:\s|$)"
+)
+# level first, e.g. log4j "%p %d{...} %c - %m": INFO 2020-12-17 16:32:15,053 org.apache.kafka.clients.X - msg
+# (text glued to the timestamp, such as the '(yyyy-MM-dd HH:mm:ss}' a mistyped date pattern prints, is skipped)
+_LEVEL_FIRST = re.compile(
+    r"^" + _LEVEL + r"\s+(?P<ts>" + _TS + r")(?:\([^)}]{0,40}[)}]|\S*)\s+(?:\[(?P<t1>[^\]]*)\]\s+)?"
+    r"(?P<logger>[a-zA-Z_][\w.$]*)\s*(?::|\s-)(?:\s|$)"
+)
+# thread first with file and line, e.g. log4j "[%t] %d %F (line %L) %m": [pool-1-thread-1] 2019-12-18
+# 09:45:19,994 FetchSessionHandler.java (line 383) msg; the layout prints no level
+_THREAD_FIRST = re.compile(
+    r"^\[(?P<t1>[^\]]*)\]\s+(?:"
+    + _LEVEL
+    + r"\s+)?(?P<ts>"
+    + _TS
+    + r")\s+(?:"
+    + _LEVEL.replace("level", "level2")
+    + r"\s+)?(?P<logger>[\w$]+)\.(?:java|scala)(?::\d+| \(line \d+\))\s+(?:-\s+)?"
 )
 _TRAILING_LOGGER = re.compile(r"[\w.$\-]+")
 
@@ -68,15 +92,22 @@ def parse_header(number: int, text: str) -> Record | None:
     body = strip_prefix(text).strip()
     if not body:
         return None
-    m = _KAFKA.match(body) if body[0] == "[" else None
-    if m is None and body[0].isdigit():
-        m = _OTHER.match(body)
+    first = body[0]
+    m = _KAFKA.match(body) if first == "[" else None
+    if m is None and first == "[":
+        m = _THREAD_FIRST.match(body)
+    if m is None and first.isdigit():
+        m = _SPRING.match(body) if "---" in body[:80] else None
+        if m is None:
+            m = _OTHER.match(body)
+    if m is None and first in "TDIWEF":
+        m = _LEVEL_FIRST.match(body)
     if m is None:
         return None
     groups = m.groupdict()
     message, trailing = _split_trailing_logger(body[m.end() :])
     logger = groups.get("logger") or trailing
-    level = groups["level"]
+    level = groups.get("level") or groups.get("level2") or ""
     return Record(
         line=number,
         text=text,

@@ -116,6 +116,64 @@ class LeaderEpochsIncreasePerBroker(Check):
             )
 
 
+class LeaderEpochsIncreaseAcrossStateChanges(Check):
+    """The controller's successive decisions about a partition never lower its leader epoch, and a
+    new leader always comes with a higher one: every election (ZooKeeper controller:
+    PartitionStateMachine / PartitionLeaderElectionAlgorithms, ``LeaderAndIsr.newLeaderAndIsr``
+    bumps the epoch; KRaft: PartitionChangeBuilder bumps it whenever the leader changes) raises the
+    leader epoch, and a controller never goes back to an older partition state. Judged per
+    controller in its own line order on the lines that print its decision (``Changed partition tp
+    from A to B with state LeaderAndIsr(...)``, ``Replayed PartitionRecord ...``); a partition
+    created again (ZooKeeper ``from NewPartition``, a new topic id) or whose log was deleted starts
+    afresh. Requests a broker received are not judged: a broker logs stale requests before it
+    rejects them (ReplicaManager.becomeLeaderOrFollower)."""
+
+    name = "leader-epochs-increase-across-state-changes"
+    guarantee = "a controller's state changes never lower a partition's leader epoch; a leader change raises it"
+    cite = (
+        "KIP-101, KIP-631; kafka.controller.PartitionStateMachine (LeaderAndIsr.newLeaderAndIsr), "
+        "org.apache.kafka.controller.PartitionChangeBuilder"
+    )
+    kinds = frozenset({PARTITION_STATE, LOG_DELETED})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: dict[tuple[str, str], Obs] = {}
+
+    def observe(self, obs: Obs) -> None:
+        if obs.partition is None:
+            return
+        if obs.kind == LOG_DELETED:
+            for key in [k for k in self._last if k[1] == obs.partition]:
+                del self._last[key]
+            return
+        if obs.state != "controller" or obs.leader_epoch is None or obs.leader_epoch < 0:
+            return
+        key = (obs.stream, obs.partition)
+        prev = self._last.get(key)
+        self._last[key] = obs
+        if prev is None or obs.prev_state in ("NewPartition", "NonExistentPartition"):
+            return
+        if prev.topic_id is not None and obs.topic_id is not None and prev.topic_id != obs.topic_id:
+            return  # a topic deleted and created again under the same name
+        assert prev.leader_epoch is not None
+        self.judged += 1
+        if obs.leader_epoch < prev.leader_epoch:
+            self.flag(
+                f"{obs.partition}: controller {obs.node} moved leader epoch {prev.leader_epoch} back to "
+                f"{obs.leader_epoch}",
+                [obs, prev],
+                obs.partition,
+            )
+        elif obs.leader_epoch == prev.leader_epoch and obs.leader != prev.leader:
+            self.flag(
+                f"{obs.partition}: controller {obs.node} changed the leader from {prev.leader} to {obs.leader} "
+                f"without raising leader epoch {obs.leader_epoch}",
+                [obs, prev],
+                obs.partition,
+            )
+
+
 class HighWatermarkBelowLogEnd(Check):
     """The high watermark never exceeds the log end offset on the broker that reports both: the
     leader in its ISR-shrink line, a leader or follower in its start line (the HW is bounded by the
