@@ -418,3 +418,54 @@ def test_a_recreated_topic_restarts_its_epochs(tmp_path: Path) -> None:
     second = (leader(2, 0)[0].replace("Some(X)", "Some(Y)"), leader(2, 0)[1])
     assert verdict(tmp_path, log(first, second), "one-leader-per-leader-epoch") == (NOT_OBSERVED, 0)
     assert verdict(tmp_path, log(first, leader(2, 0)), "one-leader-per-leader-epoch", "same.log")[0] == VIOLATED
+
+
+OWN = [
+    "[2026-01-01 00:00:02,000] INFO [Broker id=1] Leader t-0 with topic id Some(T) starts at leader epoch 1 from offset 1 "
+    "with partition epoch 1, high watermark 1, ISR [1,2], adding replicas [] and removing replicas []. Previous leader "
+    "epoch was 0. (state.change.logger)",
+    "[2026-01-01 00:00:02,000] INFO [Broker id=2] Follower t-0 starts at leader epoch 1 from offset 1 with partition "
+    "epoch 1 and high watermark 1. Current leader is 1. Previous leader epoch was 0. (state.change.logger)",
+    "[2026-01-01 00:00:15,000] INFO [Broker id=2] Follower t-0 starts at leader epoch 2 from offset 2 with partition "
+    "epoch 2 and high watermark 1. Current leader is 0. Previous leader epoch was 1. (state.change.logger)",
+]
+TRUNC = (
+    "[2026-01-01 00:00:20,000] INFO [ReplicaFetcher replicaId=2, leaderId=0, fetcherId=0] Truncating partition t-0 "
+    "with TruncationState(offset={t}, completed=true) due to leader epoch and offset EpochEndOffset(errorCode=0, "
+    "partition=0, leaderEpoch=0, endOffset=2) (kafka.server.ReplicaFetcherThread)"
+)
+
+
+def test_truncation_past_the_followers_own_epoch_start(tmp_path: Path) -> None:
+    """KIP-279 (the fast failover of conformance/replication/scenarios.py): broker 2 followed epoch 1
+    from its start (offset 1) and passed it, so its own end offset for epoch 0 is 1; truncating to 2
+    on the answer (epoch 0, end 2) keeps a record of epoch 1 the new leader never had."""
+    name = "truncation-agrees-with-epoch-cache"
+    bad = "\n".join([*OWN, TRUNC.format(t=2)]) + "\n"
+    check = check_text(tmp_path, bad, name)
+    assert check.status == VIOLATED and "its own cached epoch 1 begins" in check.findings[0].message
+    assert verdict(tmp_path, "\n".join([*OWN, TRUNC.format(t=1)]) + "\n", name, "near.log") == (PASSED, 0)
+    # a restart of broker 2 between its starts and the truncation: its cache is not known any more
+    restart = "[2026-01-01 00:00:16,000] INFO [KafkaRaftServer nodeId=2] Kafka Server started (kafka.server.KafkaRaftServer)"
+    lines = [OWN[0], OWN[1], restart, OWN[2], TRUNC.format(t=2)]
+    assert verdict(tmp_path, "\n".join(lines) + "\n", name, "restart.log")[1] == 0
+    # a fetch-offset reset to the leader's log start (out of range) starts broker 2's log afresh at an
+    # offset the line does not bound: what the lines showed of its cache is gone
+    reset = (
+        "[2026-01-01 00:00:16,000] WARN [ReplicaFetcher replicaId=2, leaderId=1, fetcherId=0] Reset fetch offset for "
+        "partition t-0 from 0 to current leader's start offset 1 (kafka.server.ReplicaFetcherThread)"
+    )
+    lines = [OWN[0], OWN[1], reset, OWN[2], TRUNC.format(t=2)]
+    assert verdict(tmp_path, "\n".join(lines) + "\n", name, "reset.log")[1] == 0
+    # a reset to the leader's latest offset is a truncation to it: refetched from there, epoch 1's
+    # records again start at its announced start, and the rule still holds
+    latest = reset.replace("from 0 to current leader's start offset 1", "from 5 to current leader's latest offset 1")
+    lines = [OWN[0], OWN[1], latest, OWN[2], TRUNC.format(t=2)]
+    assert verdict(tmp_path, "\n".join(lines) + "\n", name, "latest.log")[0] == VIOLATED
+    # with an unclean election in the input the finding is allowed, not a violation
+    unclean = (
+        "[2026-01-01 00:00:10,000] INFO [QuorumController id=3000] Setting new leader for topicId T, partition 0 to 0 "
+        "using an unclean election (org.apache.kafka.controller.PartitionChangeBuilder)"
+    )
+    check = check_text(tmp_path, "\n".join([unclean, *OWN, TRUNC.format(t=2)]) + "\n", name, "unclean.log")
+    assert (check.finding_count, check.allowed) == (0, 1)

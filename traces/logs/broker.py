@@ -19,7 +19,8 @@ TransactionCoordinator, kafka.log.LogManager):
   and ``Expanding ISR [for partition tp ]from A to B``;
 - ``Truncating partition tp [with TruncationState(offset=T, completed=C)] (due to|to) leader epoch
   and offset EpochEndOffset(..., leaderEpoch=E, endOffset=O)`` / ``... local high watermark H``
-  (2.x+), ``Truncating tp to offset T below high watermark H`` (1.1+);
+  (2.x+), ``Truncating tp to offset T below high watermark H`` (1.1+), ``Reset fetch offset for
+  partition tp from X to current leader's latest offset Y`` (out-of-range: truncation to Y);
 - ``LeaderAndIsrPartitionState(topicName='t', partitionIndex=p, ..., leader=L, leaderEpoch=E,
   isr=[...], ...)`` / ``UpdateMetadataPartitionState(...)`` (2.4+), ``PartitionState(controllerEpoch=C,
   leader=L, leaderEpoch=E, isr=..., ...) ... for partition tp`` (0.10-2.3), ``(Leader:L,ISR:...,
@@ -68,7 +69,7 @@ _NODE_PATTERNS = (
     re.compile(r"Partition \[[^\]]+\] on broker (-?\d+)"),
     re.compile(r"\[Broker id=(-?\d+)\]"),
     re.compile(r"\[ReplicaFetcher replicaId=(-?\d+)"),
-    re.compile(r"\[(?:KafkaServer|BrokerServer|ControllerServer|KafkaRaftServer) id=(-?\d+)\]"),
+    re.compile(r"\[(?:KafkaServer|BrokerServer|ControllerServer|KafkaRaftServer) (?:id|nodeId)=(-?\d+)\]"),
     re.compile(r"\[(?:Kafka Server|Broker) (-?\d+)\]"),
     re.compile(r"\[TransactionCoordinator id=(-?\d+)\]"),
     re.compile(r"\[Transaction State Manager (-?\d+)\]"),
@@ -217,6 +218,34 @@ def _truncation(rec: Record, file: str, node: int | None) -> list[Obs]:
             obs.error = int(kv.get("errorCode", "0"))
         except (KeyError, ValueError):
             raise LineParseError("truncation line: EpochEndOffset(...) without leaderEpoch / endOffset") from None
+    return [obs]
+
+
+_RESET = re.compile(
+    r"Reset fetch offset for partition (?P<tp>\S+) from (?P<x>-?\d+) to current leader's latest offset (?P<y>-?\d+)"
+)
+
+
+_RESET_TP = re.compile(r"(?:for partition|offset \S+ for partition|Partition) (\S+)")
+
+
+def _reset(rec: Record, file: str, node: int | None) -> list[Obs]:
+    """A follower's out-of-range answer handling (AbstractFetcherThread, 1.1-4.x): it truncates to the
+    leader's end offset (a completed truncation without an epoch answer), or starts its log afresh at
+    another offset (the truncation's offset is then unknown: ``offset`` null)."""
+    m = _RESET.search(rec.message)
+    obs = _base(TRUNCATION, rec, file, node)
+    obs.completed = True
+    if m is None:
+        # other wordings (the log start offset, 'Current offset X for partition tp is out of range'):
+        # the log was reset to an offset the line may not state; the partition is all it tells
+        tp = _RESET_TP.search(rec.message)
+        if tp is None:
+            return []
+        obs.partition = _tp(tp.group(1))
+        return [obs]
+    obs.partition = _tp(m.group("tp"))
+    obs.offset = int(m.group("y"))
     return [obs]
 
 
@@ -440,6 +469,7 @@ ANCHORS: tuple[tuple[str, Builder], ...] = (
     ("Expanding ISR ", _isr_change),
     ("below high watermark", _below_hw),
     ("Truncating partition ", _truncation),
+    ("Reset fetch offset", _reset),
     (" with state LeaderAndIsr(", _controller_state),
     ("Replayed PartitionRecord for new partition ", _controller_state),
     ("LeaderAndIsrPartitionState(", _partition_state),

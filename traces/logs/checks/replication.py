@@ -16,6 +16,7 @@ from __future__ import annotations
 from kconform.model.epochs import EpochCache, assign
 from kconform.traces.logs.checks.base import Check
 from kconform.traces.logs.observations import (
+    BROKER_START,
     EPOCH_ENTRY,
     FOLLOWER_START,
     ISR_EXPAND,
@@ -227,30 +228,55 @@ class IsrChangesKeepLeader(Check):
             self.flag(f"{obs.partition}: leader {obs.node} removed itself from the ISR", [obs], obs.partition)
 
 
+MAX_CACHE_EVENTS = 500_000
+"""Lines the own-cache rule of truncation-agrees-with-epoch-cache keeps for its end-of-input pass."""
+
+
 class TruncationAgreesWithEpochAnswer(Check):
-    """A follower's epoch-based truncation point is at most the end offset the leader answered for
-    the epoch (KIP-279: truncate to min(leader's end offset, own end offset for that epoch, LEO)),
-    and that end offset is not before the epoch's start as the epoch's leader announced it
-    ("Leader tp starts at leader epoch E from offset S"; the epoch cache's rules,
-    kconform.model.epochs.end_offset_for)."""
+    """A follower's epoch-based truncation point agrees with the epoch caches (KIP-101, KIP-279:
+    truncate to min(leader's end offset for the epoch, own end offset for that epoch, LEO)):
+
+    - it is at most the end offset the leader answered for the epoch;
+    - that end offset is not before the epoch's start as the epoch's leader announced it
+      ("Leader tp starts at leader epoch E from offset S");
+    - it is at most the follower's own end offset for the answered epoch A, as far as the lines show
+      the follower's cache: it holds (E, S) with E > A, so its end offset for A is at most S, when
+      the broker itself led at epoch E from offset S (2.1+ assigns it at once, KAFKA-7415; judged on
+      start lines that print the high watermark, 2.4+), or when it followed epoch E from an offset
+      at or below the epoch's announced start S and had passed S by its next start line (with
+      KIP-320 fencing it fetched only from the epoch-E leader, whose records from S on are of epoch
+      E). A truncation to T drops what it shows of entries starting at or after T; a new own leader
+      start drops entries at or after its offset; a restart, a log deletion or a fetch-offset reset
+      drops everything the broker showed. Truncating past S keeps records of an epoch the new leader
+      never had: the divergence KIP-279 (KAFKA-6361) fixed. With an unclean election in the input
+      the own-cache rule's findings are allowed, not violations (retention may then have moved an
+      entry's start past S unseen).
+    """
 
     name = "truncation-agrees-with-epoch-cache"
     guarantee = (
-        "a follower truncates to no more than the leader's end offset for the epoch, "
-        "itself not before the epoch's start"
+        "a follower truncates to no more than the leader's end offset for the epoch nor its own, and the "
+        "leader's end offset is not before the epoch's start"
     )
     cite = (
-        "KIP-101, KIP-279; kafka.server.AbstractFetcherThread.getOffsetTruncationState, "
-        "LeaderEpochFileCache.endOffsetFor"
+        "KIP-101, KIP-279 (KAFKA-6361), KIP-320; kafka.server.AbstractFetcherThread.getOffsetTruncationState, "
+        "LeaderEpochFileCache.endOffsetFor / assign, KAFKA-7415"
     )
-    kinds = frozenset({TRUNCATION, LEADER_START})
+    kinds = frozenset({TRUNCATION, LEADER_START, FOLLOWER_START, BROKER_START, LOG_DELETED, UNCLEAN_ELECTION})
 
     def __init__(self) -> None:
         super().__init__()
         self._starts: dict[tuple[str, int], Obs] = {}
         self._pending: list[Obs] = []
+        self._events: list[Obs] = []
+        self._unclean = False
 
     def observe(self, obs: Obs) -> None:
+        if obs.kind == UNCLEAN_ELECTION:
+            self._unclean = True
+            return
+        if len(self._events) < MAX_CACHE_EVENTS:
+            self._events.append(obs)  # every kind this check takes but UNCLEAN_ELECTION
         if obs.kind == LEADER_START:
             if obs.partition is not None and obs.leader_epoch is not None and obs.leo is not None:
                 # a broker restarted within an epoch prints it again with a later offset: keep the least
@@ -258,6 +284,8 @@ class TruncationAgreesWithEpochAnswer(Check):
                 known = self._starts.get(key)
                 if known is None or (known.leo is not None and obs.leo < known.leo):
                     self._starts[key] = obs
+            return
+        if obs.kind != TRUNCATION:
             return
         if (
             obs.end_offset is None
@@ -293,6 +321,77 @@ class TruncationAgreesWithEpochAnswer(Check):
                     [obs, start],
                     obs.partition,
                 )
+        self._own_caches()
+
+    def _own_caches(self) -> None:
+        """The own-end-offset rule, replayed per broker in its own line order once every epoch's
+        announced start is known (brokers' files may come in any order)."""
+        known: dict[tuple[str, str], list[tuple[int, int, Obs]]] = {}
+        """(stream, partition) -> (epoch, start, witness) entries the lines show in the cache."""
+        following: dict[tuple[str, str], Obs] = {}
+        """(stream, partition) -> the broker's latest follower start."""
+        for obs in self._events:
+            if obs.kind == BROKER_START:
+                for key in [k for k in known if k[0] == obs.stream]:
+                    del known[key]
+                for key in [k for k in following if k[0] == obs.stream]:
+                    del following[key]
+                continue
+            if obs.partition is None:
+                continue
+            key = (obs.stream, obs.partition)
+            if obs.kind == LOG_DELETED:
+                known.pop(key, None)
+                following.pop(key, None)
+            elif obs.kind == LEADER_START:
+                following.pop(key, None)
+                if obs.leader_epoch is None or obs.leo is None:
+                    known.pop(key, None)
+                    continue
+                kept = [e for e in known.get(key, []) if e[0] < obs.leader_epoch and e[1] < obs.leo]
+                if obs.hw is not None and obs.leader_epoch >= 0:
+                    kept.append((obs.leader_epoch, obs.leo, obs))
+                known[key] = kept
+            elif obs.kind == FOLLOWER_START:
+                prev = following.get(key)
+                following[key] = obs
+                if prev is None or prev.leader_epoch is None or prev.leo is None or obs.leo is None:
+                    continue
+                start = self._starts.get((obs.partition, prev.leader_epoch))
+                if start is None or start.leo is None or start.hw is None:
+                    continue
+                if prev.leo <= start.leo < obs.leo:
+                    kept = [e for e in known.get(key, []) if e[0] < prev.leader_epoch and e[1] < start.leo]
+                    kept.append((prev.leader_epoch, start.leo, start))
+                    known[key] = kept
+            elif obs.kind == TRUNCATION:
+                self._judge_own(obs, known.get(key, []))
+                if obs.offset is None:  # the log started afresh at an offset the line does not state
+                    known.pop(key, None)
+                    following.pop(key, None)
+                else:
+                    known[key] = [e for e in known.get(key, []) if e[1] < obs.offset]
+
+    def _judge_own(self, obs: Obs, entries: list[tuple[int, int, Obs]]) -> None:
+        if obs.leader_epoch is None or obs.leader_epoch < 0 or obs.offset is None or obs.error:
+            return
+        above = [e for e in entries if e[0] > obs.leader_epoch]
+        if not above:
+            return
+        epoch, bound, witness = min(above, key=lambda e: e[1])
+        self.judged += 1
+        if obs.offset <= bound:
+            return
+        if self._unclean:
+            self.allowed += 1
+            return
+        self.flag(
+            f"{obs.partition}: broker {obs.node} truncated to {obs.offset} on the leader's answer for epoch "
+            f"{obs.leader_epoch}, past offset {bound} where its own cached epoch {epoch} begins (its end offset for "
+            f"epoch {obs.leader_epoch} is at most {bound}; KIP-279)",
+            [obs, witness],
+            obs.partition,
+        )
 
 
 class NoTruncationBelowHighWatermark(Check):
