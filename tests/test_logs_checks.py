@@ -446,7 +446,9 @@ def test_truncation_past_the_followers_own_epoch_start(tmp_path: Path) -> None:
     assert check.status == VIOLATED and "its own cached epoch 1 begins" in check.findings[0].message
     assert verdict(tmp_path, "\n".join([*OWN, TRUNC.format(t=1)]) + "\n", name, "near.log") == (PASSED, 0)
     # a restart of broker 2 between its starts and the truncation: its cache is not known any more
-    restart = "[2026-01-01 00:00:16,000] INFO [KafkaRaftServer nodeId=2] Kafka Server started (kafka.server.KafkaRaftServer)"
+    restart = (
+        "[2026-01-01 00:00:16,000] INFO [KafkaRaftServer nodeId=2] Kafka Server started (kafka.server.KafkaRaftServer)"
+    )
     lines = [OWN[0], OWN[1], restart, OWN[2], TRUNC.format(t=2)]
     assert verdict(tmp_path, "\n".join(lines) + "\n", name, "restart.log")[1] == 0
     # a fetch-offset reset to the leader's log start (out of range) starts broker 2's log afresh at an

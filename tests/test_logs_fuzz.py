@@ -123,3 +123,32 @@ def test_witness_text_is_bounded(tmp_path: Path) -> None:
     stats = ParseStats()
     (obs,) = list(parse_paths([path], stats))
     assert len(obs.text) <= TEXT_LIMIT
+
+
+def test_fuzz_harness_log_damages_reach_the_command_line(tmp_path: Path) -> None:
+    """The fuzz benchmark's ``logs`` kind (kconform.ci.fuzzing.log_mutation) makes each damage real
+    collections show (lines cut where they stand, binary garbage blocks, mixed encodings, enormous
+    lines with and without a line end); ``kconform logs check`` answers each with an exit code, no
+    traceback."""
+    import random
+
+    from kconform.ci.fuzzing import log_mutation, run_case
+
+    data = (FIXTURES / "server-4.1-kraft-isr-updates.log").read_bytes()
+    wanted = {"truncated lines", "binary garbage", "mixed encodings", "an enormous line", "no line end"}
+    seen: set[str] = set()
+    rng = random.Random(7)
+    for case in range(400):
+        out, what = log_mutation(rng, data)
+        kinds = {w for w in wanted if what.startswith(w) or (w == "no line end" and w in what)}
+        if not kinds - seen:
+            continue
+        seen |= kinds
+        path = tmp_path / f"case-{case}.log"
+        path.write_bytes(out)
+        outcome = run_case(["logs", "check", str(path), "--out", str(tmp_path / f"out-{case}")], hang_s=60)
+        assert not outcome.traceback and not outcome.hang, (what, outcome.stderr[-500:])
+        assert outcome.code in (0, 1, 2), (what, outcome.code)
+        if seen == wanted:
+            break
+    assert seen == wanted
