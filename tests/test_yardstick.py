@@ -53,6 +53,9 @@ def test_every_class_the_issue_names_is_in_the_table(rows: list[table.Row]) -> N
         "TransactionMetadataTest",
         "TransactionCoordinatorTest",
         "OffsetMetadataManagerTest",
+        "ReplicaFetcherThreadTest",
+        "TransactionMarkerChannelManagerTest",
+        "TransactionMarkerRequestCompletionHandlerTest",
     } <= classes
 
 

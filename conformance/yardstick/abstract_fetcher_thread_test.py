@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kconform.conformance.yardstick.dsl import REPLICATION, TRUNK, Scenario, Step, call, check
+from kconform.traces.events import FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH
 
 K = "AbstractFetcherThreadTest"
 
@@ -37,8 +38,10 @@ def pair(
     leader_hw: int,
     follower_hw: int = 0,
     follow: str = "fetching",
+    **more: object,
 ) -> dict[str, object]:
     return {
+        **more,
         "replicas": 2,
         "leader": 0,
         "leader_epoch": leader_epoch,
@@ -49,6 +52,23 @@ def pair(
 
 
 TWO = {"replicas": 2, "min_insync_replicas": 1}
+KIP_320 = {**TWO, "protocol": "kip-320"}
+THREAD = "the fetcher thread's own bookkeeping (metrics, lag gauges, back-off delays, the failed-partitions set)"
+REMOVED = (
+    "a partition removed from the fetcher while its OffsetsForLeaderEpoch or Fetch is in flight: the thread "
+    "drops the answer; the model's follower has no partition map to remove it from"
+)
+STORAGE = "a failing local append or truncation (KafkaStorageException): the model's logs never fail"
+LOG_START = "the leader's log start offset moved (retention, DeleteRecords): not in the model yet (issue 14 §2)"
+FENCED = (
+    "the fetcher thread then removes the partition and marks it failed (failedPartitions) until new metadata "
+    "arrives; compared here: the leader's answer and the follower's log, which stays where it was"
+)
+
+
+def OUT(method: str, why: str, part: str = "") -> Scenario:
+    return Scenario(K, method, TRUNK, REPLICATION, out_of_scope=why, part=part)
+
 
 SCENARIOS: tuple[Scenario, ...] = (
     S(
@@ -104,4 +124,106 @@ SCENARIOS: tuple[Scenario, ...] = (
         resolution="the test disables OffsetsForLeaderEpoch in the mock; the rung truncate-to-hw (before KIP-101) "
         "is that protocol: the follower truncates to its HW, 2",
     ),
+    S(
+        "testSimpleFetch",
+        pair([0, 0], [], 0, 2),
+        call("replicate", follower=1).then(outcomes=("appended",)),
+        check(leos={1: 2}, hws={1: 2}),
+        config=TWO,
+    ),
+    S(
+        "testFencedTruncation",
+        pair([1, 1], [], 1, 2, leader_epochs={1: 0}),
+        call("fetch", follower=1, fetch_offset=0, current_leader_epoch=0).then(error=FENCED_LEADER_EPOCH, records=0),
+        call("replicate", follower=1).step(),
+        check(leos={1: 0}, hws={1: 0}),
+        config=TWO,
+        resolution=FENCED,
+    ),
+    S(
+        "testFencedFetch",
+        pair([0, 0], [0, 0], 1, 2, 2, leader_epochs={1: 0}),
+        call("fetch", follower=1, fetch_offset=2, current_leader_epoch=0).then(error=FENCED_LEADER_EPOCH),
+        call("replicate", follower=1).step(),
+        check(leos={1: 2}),
+        config=TWO,
+        resolution="the test bumps the mock leader's epoch to 1 after the follower caught up (LEO 2); here the "
+        "scenario starts after the bump. " + FENCED,
+    ),
+    S(
+        "testUnknownLeaderEpochInTruncation",
+        pair([0], [], 0, 1, follow="truncating", leader_epochs={1: 1}),
+        call("epoch_query", epoch=-1, current_leader_epoch=1).then(error=UNKNOWN_LEADER_EPOCH),
+        call("replicate", follower=1).step(),
+        check(leos={1: 0}, fetch_states={1: "truncating"}),
+        call("become_follower", node=0, leader=0, leader_epoch=1).step(),
+        call("replicate", follower=1, rounds=2).step(),
+        check(leos={1: 1}, fetch_states={1: "fetching"}),
+        config=KIP_320,
+        part="OffsetsForLeaderEpoch",
+        resolution="the mock leader's HW is 2 over a one-record log; the model's HW is at most the LEO, so 1. "
+        "The leader's epoch bump is the controller's new leader epoch 1 applied on broker 0",
+    ),
+    S(
+        "testUnknownLeaderEpochWhileFetching",
+        pair([0, 0], [0], 0, 2, 1, leader_epochs={1: 1}),
+        call("fetch", follower=1, fetch_offset=1, current_leader_epoch=1).then(error=UNKNOWN_LEADER_EPOCH),
+        call("replicate", follower=1).step(),
+        check(leos={1: 1}, fetch_states={1: "fetching"}),
+        config=TWO,
+        resolution="the test itself calls this contrived: the follower fetched offset 0 at epoch 1, then the mock "
+        "leader's epoch rewinds to 0; the scenario starts at the rewind (follower LEO 1, leader epoch 0) and "
+        "checks the follower stays at its offset, still fetching. The last step (the leader back at epoch 1) is "
+        "testSimpleFetch's",
+    ),
+    S(
+        "testTruncationSkippedIfNoEpochChange",
+        pair([1, 3, 5], [], 5, 2, follow="truncating"),
+        call("replicate", follower=1, rounds=2).step(),
+        check(logs={1: (1, 3, 5)}, leos={1: 3}, fetch_states={1: "fetching"}),
+        config=KIP_320,
+        resolution="the mock fetches one record per round, the model all the leader has; the test counts "
+        "truncate() calls (1), which the model does not observe: the logs after the rounds are compared",
+    ),
+    S(
+        "testTruncateOnFetchDoesNotProcessPartitionData",
+        pair([0, 0, 2, 5, 5], [0, 0, 2, 4, 4, 4], 5, 4, 1),
+        check(latest_epochs={1: 4}),
+        call("replicate", follower=1).then(outcomes=("diverged",)),
+        check(leos={1: 3}, hws={1: 1}),
+        call("replicate", follower=1).step(),
+        check(logs={1: (0, 0, 2, 5, 5)}, latest_epochs={1: 5}, leos={1: 5}, hws={1: 4}),
+        config=TWO,
+    ),
+    OUT("testMetricsRemovedOnShutdown", THREAD),
+    OUT("testConsumerLagRemovedWithPartition", THREAD),
+    OUT("testDelay", THREAD),
+    OUT("testPartitionsInError", THREAD),
+    OUT("testTruncateToHighWatermarkDuringRemovePartitions", REMOVED),
+    OUT("testTruncationOnFetchSkippedIfPartitionRemoved", REMOVED),
+    OUT("testTruncateToEpochEndOffsetsDuringRemovePartitions", REMOVED),
+    OUT("testFencedOffsetResetAfterOutOfRange", LOG_START),
+    OUT("testFollowerFetchOutOfRangeLow", LOG_START),
+    OUT(
+        "testRetryAfterUnknownLeaderEpochInLatestOffsetFetch",
+        "the follower's ListOffsets to the leader (fetchLatestOffsetFromLeader) after OFFSET_OUT_OF_RANGE: the "
+        "model has no ListOffsets between replicas",
+    ),
+    OUT("testCorruptMessage", "a corrupt record batch (CRC): the model's records are never damaged"),
+    OUT(
+        "testLeaderEpochChangeDuringFencedFetchEpochsFromLeader",
+        "the follower's own leader epoch changing while its OffsetsForLeaderEpoch is in flight (the answer is "
+        "discarded): the model applies an answer to the request it was sent for, in one step",
+    ),
+    OUT(
+        "testLeaderEpochChangeDuringSuccessfulFetchEpochsFromLeader",
+        "as testLeaderEpochChangeDuringFencedFetchEpochsFromLeader, with the leader at the new epoch",
+    ),
+    OUT(
+        "testTruncationThrowsExceptionIfLeaderReturnsPartitionsNotRequestedInFetchEpochs",
+        "a malformed OffsetsForLeaderEpoch response (partitions not requested): the model's answers are well formed",
+    ),
+    OUT("testFetcherThreadHandlingPartitionFailureDuringAppending", STORAGE),
+    OUT("testFetcherThreadHandlingPartitionFailureDuringTruncation", STORAGE),
+    OUT("testMaybeUpdateTopicIds", "topic ids (KIP-516): the model names partitions, not topic ids"),
 )

@@ -234,6 +234,7 @@ class CoordinatorDriver:
             "pending": m.pending,
             "timeout_ms": m.timeout_ms,
             "start_ms": m.start_ms,
+            "markers_abandoned": m.markers_abandoned,
         }
 
 
@@ -368,8 +369,9 @@ def replication_state(given: Mapping[str, Any], cfg: ReplicationConfig) -> State
     """A partition as a Kafka test sets it up: ``logs`` {broker: [epoch of each offset]}, ``hw``
     {broker: HW}, ``leader`` and ``leader_epoch`` (every replica's view), ``isr``, ``follow``
     (followers' fetcher state: "fetching" or "truncating"), ``follower_leos`` {broker: the leader's
-    view of that follower's LEO}, ``now``. Epoch caches follow the logs (and, with KAFKA-7415,
-    the leader's epoch starts at its LEO)."""
+    view of that follower's LEO}, ``leader_epochs`` {broker: the leader epoch that broker knows,
+    where it differs from ``leader_epoch``: a follower fenced or ahead}, ``now``. Epoch caches
+    follow the logs (and, with KAFKA-7415, the leader's epoch starts at its LEO)."""
     leader = given.get("leader", 0)
     leader_epoch = given.get("leader_epoch", 0)
     isr = tuple(sorted(given.get("isr", cfg.brokers)))
@@ -378,6 +380,7 @@ def replication_state(given: Mapping[str, Any], cfg: ReplicationConfig) -> State
     leos: Mapping[int, int] = given.get("follower_leos", {})
     now = given.get("now", 0)
     follow = given.get("follow", FETCHING)
+    known_epochs: Mapping[int, int] = given.get("leader_epochs", {})
     replicas = []
     for b in cfg.brokers:
         log = tuple(Entry(o, e, 1000 * b + o) for o, e in enumerate(logs.get(b, [])))
@@ -385,7 +388,7 @@ def replication_state(given: Mapping[str, Any], cfg: ReplicationConfig) -> State
         for entry in log:
             cache = epochs.assign(cache, entry.epoch, entry.offset, kafka_7415=cfg.protocol.kafka_7415)
         if b == leader and cfg.protocol.kafka_7415:
-            cache = epochs.assign(cache, leader_epoch, len(log))
+            cache = epochs.assign(cache, known_epochs.get(b, leader_epoch), len(log))
         remotes = tuple(
             RemoteReplica(leo=leos.get(f, -1), last_caught_up_ms=now if f in isr else None) for f in cfg.brokers
         )
@@ -396,7 +399,7 @@ def replication_state(given: Mapping[str, Any], cfg: ReplicationConfig) -> State
                 epoch_cache=cache,
                 registered=True,
                 leader=leader,
-                leader_epoch=leader_epoch,
+                leader_epoch=known_epochs.get(b, leader_epoch),
                 partition_epoch=0,
                 isr=isr,
                 fetch_state=follow if b != leader else "idle",
@@ -416,12 +419,13 @@ class ReplicationDriver:
     ``records``, ``diverging_epoch``, ``diverging_end_offset``; ``apply_diverging(follower, epoch,
     end_offset)`` / ``apply_epoch_answer(follower, epoch, end_offset)`` → ``outcome``,
     ``truncated_to``; ``epoch_query(node, epoch, current_leader_epoch)`` → ``error``, ``epoch``,
-    ``end_offset``; ``consumer_fetch(node, offset, current_leader_epoch)`` → ``error``,
+    ``end_offset`` (``apply_diverging`` takes the answer's ``leader_hw`` too);
+    ``consumer_fetch(node, offset, current_leader_epoch)`` → ``error``,
     ``records``; ``may_expand(node, follower)`` → ``in_sync``; ``hw_target(node)`` → ``target``;
     ``replicate(follower, rounds)`` → ``outcomes`` (round trips with the leader, by rung);
     ``become_follower(node, leader, leader_epoch)`` → ``outcome``, ``truncated_to``.
     Observables: ``logs`` (epoch per offset), ``latest_epochs``, ``leos``, ``hws``, ``caches``
-    {broker: ...}, ``leader_hw``."""
+    {broker: ...}, ``leader_hw``, ``fetch_states`` {broker: "fetching" / "truncating" / "idle"}."""
 
     def start(self, given: Mapping[str, Any], config: Mapping[str, Any]) -> None:
         known = {"replicas", "min_insync_replicas", "protocol", "replica_lag_time_max_ms"}
@@ -466,14 +470,15 @@ class ReplicationDriver:
                 "diverging_end_offset": resp.diverging_end_offset,
             }
         if handler in ("apply_diverging", "apply_epoch_answer"):
-            a = _args(handler, args, {"follower": _REQUIRED, "epoch": _REQUIRED, "end_offset": _REQUIRED})
+            extra = {"leader_hw": -1} if handler == "apply_diverging" else {}
+            a = _args(handler, args, {"follower": _REQUIRED, "epoch": _REQUIRED, "end_offset": _REQUIRED, **extra})
             f = a["follower"]
             rep = s.replica(f)
             if handler == "apply_diverging":
                 rep = replace(rep, fetch_state=FETCHING)
                 self.s = s.with_replica(f, rep)
                 dq = R.FetchRequest(rep.leader, rep.leo, -1, -1, rep.leader_epoch)
-                dresp = R.FetchResponse(0, (), -1, a["epoch"], a["end_offset"], -1, -1)
+                dresp = R.FetchResponse(0, (), a["leader_hw"], a["epoch"], a["end_offset"], -1, a["leader_hw"])
                 self.s, fo = R.apply_fetch_response(self.s, cfg, f, dq, dresp)
                 return {"outcome": fo.outcome, "truncated_to": fo.truncated_to}
             rep = replace(rep, fetch_state=TRUNCATING)
@@ -536,6 +541,7 @@ class ReplicationDriver:
             "hws": {b: r.hw for b, r in enumerate(rs)},
             "caches": {b: r.epoch_cache for b, r in enumerate(rs)},
             "leader_hw": rs[self.leader].hw,
+            "fetch_states": {b: r.fetch_state for b, r in enumerate(rs)},
         }
 
 

@@ -21,6 +21,7 @@ CLASSES: tuple[str, ...] = (
     "leader_epoch_file_cache_test",
     "partition_test",
     "abstract_fetcher_thread_test",
+    "replica_fetcher_thread_test",
     "unified_log_test",
     "producer_state_manager_test",
     "transaction_metadata_test",
@@ -28,6 +29,8 @@ CLASSES: tuple[str, ...] = (
     "offset_metadata_manager_test",
     "group_metadata_manager_test",
     "transaction_state_manager_test",
+    "transaction_marker_channel_manager_test",
+    "transaction_marker_request_completion_handler_test",
     "fetch_session_test",
     "fetch_session_handler_test",
 )
