@@ -54,6 +54,7 @@ def test_every_class_the_issue_names_is_in_the_table(rows: list[table.Row]) -> N
         "TransactionCoordinatorTest",
         "OffsetMetadataManagerTest",
         "ReplicaFetcherThreadTest",
+        "ReplicaManagerTest",
         "TransactionMarkerChannelManagerTest",
         "TransactionMarkerRequestCompletionHandlerTest",
     } <= classes

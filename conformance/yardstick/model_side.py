@@ -425,7 +425,8 @@ class ReplicationDriver:
     ``replicate(follower, rounds)`` → ``outcomes`` (round trips with the leader, by rung);
     ``become_follower(node, leader, leader_epoch)`` → ``outcome``, ``truncated_to``.
     Observables: ``logs`` (epoch per offset), ``latest_epochs``, ``leos``, ``hws``, ``caches``
-    {broker: ...}, ``leader_hw``, ``fetch_states`` {broker: "fetching" / "truncating" / "idle"}."""
+    {broker: ...}, ``leader_hw``, ``fetch_states`` {broker: "fetching" / "truncating" / "idle"},
+    ``leader_epochs`` {broker: the leader epoch it knows}."""
 
     def start(self, given: Mapping[str, Any], config: Mapping[str, Any]) -> None:
         known = {"replicas", "min_insync_replicas", "protocol", "replica_lag_time_max_ms"}
@@ -542,6 +543,7 @@ class ReplicationDriver:
             "caches": {b: r.epoch_cache for b, r in enumerate(rs)},
             "leader_hw": rs[self.leader].hw,
             "fetch_states": {b: r.fetch_state for b, r in enumerate(rs)},
+            "leader_epochs": {b: r.leader_epoch for b, r in enumerate(rs)},
         }
 
 

@@ -22,6 +22,7 @@ CLASSES: tuple[str, ...] = (
     "partition_test",
     "abstract_fetcher_thread_test",
     "replica_fetcher_thread_test",
+    "replica_manager_test",
     "unified_log_test",
     "producer_state_manager_test",
     "transaction_metadata_test",
