@@ -55,6 +55,8 @@ def test_every_class_the_issue_names_is_in_the_table(rows: list[table.Row]) -> N
         "OffsetMetadataManagerTest",
         "ReplicaFetcherThreadTest",
         "ReplicaManagerTest",
+        "FetcherTest",
+        "TransactionStateManagerTest",
         "TransactionMarkerChannelManagerTest",
         "TransactionMarkerRequestCompletionHandlerTest",
     } <= classes

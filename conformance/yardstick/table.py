@@ -34,6 +34,7 @@ CLASSES: tuple[str, ...] = (
     "transaction_marker_request_completion_handler_test",
     "fetch_session_test",
     "fetch_session_handler_test",
+    "fetcher_test",
 )
 """The per-Kafka-test-class modules of this package, in table order."""
 

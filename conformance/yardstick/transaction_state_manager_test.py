@@ -13,6 +13,7 @@ at now - expiration, id 2 at now; both are scenarios here).
 from __future__ import annotations
 
 from kconform.conformance.yardstick.dsl import COORDINATOR, TRUNK, Scenario, call
+from kconform.model.errors import NOT_COORDINATOR
 
 K = "TransactionStateManagerTest"
 EXPIRATION_MS = 604_800_000
@@ -38,6 +39,10 @@ def _meta(state: str, pid: int, timeout_ms: int = 1000, last_update_ms: int = 0)
         "last_update_ms": last_update_ms,
         "partitions": frozenset({"topic1-0"}) if state in ("Ongoing", "PrepareCommit", "PrepareAbort") else frozenset(),
     }
+
+
+TOPIC1_01 = frozenset({"topic1-0", "topic1-1"})
+LOADED_PARTITIONS = {"partitions": TOPIC1_01, "pending": frozenset()}
 
 
 def OUT(method: str, why: str) -> Scenario:
@@ -114,9 +119,30 @@ SCENARIOS: tuple[Scenario, ...] = (
     OUT("testDeletePartition", PARTITIONS),
     OUT("testDeleteLoadingPartition", PARTITIONS),
     OUT("testLoadAndRemoveTransactionsForPartition", PARTITIONS),
-    OUT("shouldReturnNotCoordinatorErrorIfTransactionIdPartitionNotOwned", PARTITIONS),
-    OUT("shouldWriteTxnMarkersForTransactionInPreparedCommitState", PARTITIONS),
-    OUT("shouldWriteTxnMarkersForTransactionInPreparedAbortState", PARTITIONS),
+    Scenario(
+        K,
+        "shouldReturnNotCoordinatorErrorIfTransactionIdPartitionNotOwned",
+        TRUNK,
+        COORDINATOR,
+        steps=(call("lookup", leader=1, node=0).then(error=NOT_COORDINATOR),),
+        resolution="the test's manager owns no state partition; here the state partition of the id is led by "
+        "broker 1 and the lookup is broker 0's",
+    ),
+    *(
+        Scenario(
+            K,
+            f"shouldWriteTxnMarkersForTransactionIn{name}State",
+            TRUNK,
+            COORDINATOR,
+            given={**_meta(state, 1), **LOADED_PARTITIONS},
+            steps=(call("load").then(state=state, pending=TOPIC1_01),),
+            resolution="verifyWritesTxnMarkersInPrepareState: txnMetadata1 (producer id 1) in the Prepare* state "
+            "with topic1-0 and topic1-1, written to the log and loaded; the loader hands the transaction to the "
+            "marker channel (rememberTxnMarkers). The model's load makes both partitions pending again; before "
+            "the load nothing is pending (a new coordinator has sent nothing)",
+        )
+        for name, state in (("PreparedCommit", "PrepareCommit"), ("PreparedAbort", "PrepareAbort"))
+    ),
     OUT("testSuccessfulReimmigration", PARTITIONS),
     OUT("testLoadTransactionMetadataWithCorruptedLog", PARTITIONS),
     OUT("testIgnoreUnknownRecordType", PARTITIONS),
