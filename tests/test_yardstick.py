@@ -56,6 +56,7 @@ def test_every_class_the_issue_names_is_in_the_table(rows: list[table.Row]) -> N
         "ReplicaFetcherThreadTest",
         "ReplicaManagerTest",
         "FetcherTest",
+        "TransactionManagerTest",
         "TransactionStateManagerTest",
         "TransactionMarkerChannelManagerTest",
         "TransactionMarkerRequestCompletionHandlerTest",

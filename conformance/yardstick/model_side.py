@@ -43,6 +43,7 @@ from kconform.conformance.yardstick.dsl import (
     COORDINATOR,
     EPOCH_CACHE,
     PARTITION,
+    PRODUCER,
     REPLICATION,
     Driver,
     Refused,
@@ -50,6 +51,7 @@ from kconform.conformance.yardstick.dsl import (
 )
 from kconform.model import coordinator as C
 from kconform.model import epochs
+from kconform.model import producer_errors as PE
 from kconform.model import producer_state as P
 from kconform.model import replication as R
 from kconform.model import txn_graph as G
@@ -547,6 +549,28 @@ class ReplicationDriver:
         }
 
 
+class ProducerDriver:
+    """model.producer_errors (TransactionManagerTest): ``answer(request, error)`` → ``action``,
+    ``raised``; the subject has no state of its own (``observe`` is empty)."""
+
+    def start(self, given: Mapping[str, Any], config: Mapping[str, Any]) -> None:
+        if given or config:
+            raise ScenarioError("producer: the reaction table takes no given state or config")
+
+    def call(self, handler: str, args: Mapping[str, Any]) -> Mapping[str, Any]:
+        if handler != "answer":
+            raise ScenarioError(f"producer has no handler {handler!r}")
+        a = _args(handler, args, {"request": _REQUIRED, "error": _REQUIRED})
+        try:
+            r = PE.reaction(a["request"], a["error"])
+        except ValueError as e:
+            raise ScenarioError(str(e)) from None
+        return {"action": r.action, "raised": r.raised}
+
+    def observe(self) -> Mapping[str, Any]:
+        return {}
+
+
 def model_driver(subject: str) -> Driver:
     """The model's driver of ``subject``."""
     from kconform.conformance.yardstick.fetch_side import MODEL_DRIVERS as FETCH_DRIVERS  # imports this module
@@ -556,6 +580,7 @@ def model_driver(subject: str) -> Driver:
         COORDINATOR: CoordinatorDriver,
         PARTITION: PartitionDriver,
         REPLICATION: ReplicationDriver,
+        PRODUCER: ProducerDriver,
         **FETCH_DRIVERS,
     }
     driver: Driver = drivers[subject]()

@@ -280,6 +280,8 @@ class RefCoordinator:
 REFERENCE_SCOPE: dict[str, str] = {
     "replication": "the reference's replication handlers run inside its simulated cluster (brokers, network, "
     "controller); the gate checks them against the model in lockstep",
+    "producer": "the reference's transactional producer (impl/txn/clients.py) reacts to answers only inside its "
+    "simulated cluster",
     "fetch_session_handler": "the reference's FetchSessionHandler lives in its client node (impl/fetch/client.py), "
     "driven through the simulated network; the gate checks it against the model in lockstep",
 }

@@ -35,6 +35,7 @@ CLASSES: tuple[str, ...] = (
     "fetch_session_test",
     "fetch_session_handler_test",
     "fetcher_test",
+    "transaction_manager_test",
 )
 """The per-Kafka-test-class modules of this package, in table order."""
 
