@@ -416,14 +416,15 @@ def replication_state(given: Mapping[str, Any], cfg: ReplicationConfig) -> State
 
 class ReplicationDriver:
     """model.replication (PartitionTest, ReplicaManagerTest, AbstractFetcherThreadTest,
-    ReplicaFetcherThreadTest). Handlers: ``produce(node, acks)`` → ``error``, ``offset``;
+    ReplicaFetcherThreadTest). Handlers and their answers:
+    ``produce(node, acks)`` → ``error``, ``offset``;
     ``fetch(node, follower, fetch_offset, last_fetched_epoch, current_leader_epoch)`` → ``error``,
-    ``records``, ``diverging_epoch``, ``diverging_end_offset``; ``apply_diverging(follower, epoch,
-    end_offset)`` / ``apply_epoch_answer(follower, epoch, end_offset)`` → ``outcome``,
-    ``truncated_to``; ``epoch_query(node, epoch, current_leader_epoch)`` → ``error``, ``epoch``,
-    ``end_offset`` (``apply_diverging`` takes the answer's ``leader_hw`` too);
-    ``consumer_fetch(node, offset, current_leader_epoch)`` → ``error``,
-    ``records``; ``may_expand(node, follower)`` → ``in_sync``; ``hw_target(node)`` → ``target``;
+    ``records``, ``diverging_epoch``, ``diverging_end_offset``, ``hw`` (the answer's);
+    ``apply_diverging(follower, epoch, end_offset, leader_hw)`` and
+    ``apply_epoch_answer(follower, epoch, end_offset)`` → ``outcome``, ``truncated_to``;
+    ``epoch_query(node, epoch, current_leader_epoch)`` → ``error``, ``epoch``, ``end_offset``;
+    ``consumer_fetch(node, offset, current_leader_epoch)`` → ``error``, ``records``;
+    ``may_expand(node, follower)`` → ``in_sync``; ``hw_target(node)`` → ``target``;
     ``replicate(follower, rounds)`` → ``outcomes`` (round trips with the leader, by rung);
     ``become_follower(node, leader, leader_epoch)`` → ``outcome``, ``truncated_to``.
     Observables: ``logs`` (epoch per offset), ``latest_epochs``, ``leos``, ``hws``, ``caches``
@@ -471,6 +472,7 @@ class ReplicationDriver:
                 "records": len(resp.entries),
                 "diverging_epoch": resp.diverging_epoch,
                 "diverging_end_offset": resp.diverging_end_offset,
+                "hw": resp.hw,
             }
         if handler in ("apply_diverging", "apply_epoch_answer"):
             extra = {"leader_hw": -1} if handler == "apply_diverging" else {}

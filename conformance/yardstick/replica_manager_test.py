@@ -140,11 +140,20 @@ SCENARIOS: tuple[Scenario, ...] = (
         "a failing local read (KafkaStorageException): the model's logs never fail",
     ),
     OUT("testFetchMessagesWithInconsistentTopicId", TOPIC_IDS),
+    R(
+        "testFetchMessagesWhenNotFollowerForOnePartition",
+        {"leader": 0, "leader_epoch": 0, "logs": {0: [0, 0]}, "isr": (0, 1)},
+        call("fetch", follower=1, fetch_offset=1, current_leader_epoch=0).then(error=NONE, records=1, hw=0),
+        check(leader_hw=1),
+        part="tp0 (replicas 0, 1)",
+        resolution="the two appended records are given as the leader's log; follower 1's fetch at offset 1 is "
+        "answered with the HW before the fetch (0), and the leader's HW then moves to 1",
+    ),
     OUT(
         "testFetchMessagesWhenNotFollowerForOnePartition",
-        "a follower fetch carrying a leader epoch the broker does not know for one of two partitions, checked with "
-        "the per-partition answers of one multi-partition Fetch: the model's partitions are fetched one at a "
-        "time (PartitionTest.testLeaderEpochValidationOnLeader ports the per-partition answer)",
+        "a fetch from broker 1 for a partition whose replicas are 0 and 2 (UNKNOWN_LEADER_EPOCH, the HW stays 0): "
+        "every broker of the model is a replica of its partition",
+        part="tp1 (replicas 0, 2)",
     ),
     OUT("testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdate", MOCKED_LEADER),
     OUT("testBecomeFollowerWhenLeaderIsUnchangedButMissedLeaderUpdateIbp26", MOCKED_LEADER),
