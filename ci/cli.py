@@ -127,8 +127,9 @@ def _parser() -> _Parser:
         "--slice",
         choices=(*registry.names(), ALL_SLICES),
         help="which protocols to check: replication (default), txn (idempotent producer, transactions, "
-        "read_committed; same as --set slice=txn) or all (replication, then txn with transaction versions 0 "
-        "and 2, each with the whole budget and its default configuration)",
+        "read_committed; same as --set slice=txn), fetch (KIP-227 fetch sessions; same as --set slice=fetch) "
+        "or all (replication, then txn with transaction versions 0 and 2, then fetch, each with the whole "
+        "budget and its default configuration)",
     )
     gate.add_argument("--implementation", choices=IMPLEMENTATIONS, default=IMPLEMENTATIONS[0])
     gate.add_argument(
@@ -222,6 +223,22 @@ def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_search_slice_argument(parser: argparse.ArgumentParser) -> None:
+    """``--slice`` of explore and bmc: any registered slice name, so that a slice without a model
+    search is refused by _load_config with a sentence (exit 2) rather than by argparse."""
+    parser.add_argument(
+        "--slice",
+        choices=registry.names(),
+        help="the slice whose model to search (default: replication, today the only one with a model "
+        "search; same as --set slice=NAME)",
+    )
+
+
+def _slice_setting(args: argparse.Namespace) -> list[tuple[str, Any]]:
+    """``--slice NAME`` as the ``slice`` setting (the config's slice key), or nothing."""
+    return [("slice", args.slice)] if args.slice else []
+
+
 def _add_explore_parser(commands: Any) -> None:
     defaults = SearchBounds()
     explore = commands.add_parser(
@@ -232,6 +249,7 @@ def _add_explore_parser(commands: Any) -> None:
         "(replay it with 'kconform replay FILE --model-only').",
     )
     _add_config_arguments(explore)
+    _add_search_slice_argument(explore)
     explore.add_argument("--replicas", type=_positive_int, metavar="N", help="replicas (same as --set replicas=N)")
     explore.add_argument(
         "--records",
@@ -299,6 +317,7 @@ def _add_bmc_parser(commands: Any) -> None:
         "'kconform replay FILE --model-only'). --inductive instead checks which invariants are inductive.",
     )
     _add_config_arguments(bmc)
+    _add_search_slice_argument(bmc)
     bmc.add_argument("--policy", metavar="RUNG", help="protocol rung (same as --set protocol=RUNG)")
     bmc.add_argument("--replicas", type=_positive_int, metavar="N", help="replicas (same as --set replicas=N)")
     bmc.add_argument("--records", type=_non_negative_int, default=defaults.max_records, metavar="N")
@@ -325,12 +344,12 @@ def _add_bmc_parser(commands: Any) -> None:
 
 
 def _cmd_bmc(args: argparse.Namespace) -> int:
-    settings = list(args.settings)
+    settings = _slice_setting(args) + list(args.settings)
     if args.policy is not None:
         settings.append(("protocol", args.policy))
     if args.replicas is not None:
         settings.append(("replicas", args.replicas))
-    config = _load_config(args.config, settings)
+    config = _load_config(args.config, settings, "bmc")
     names = tuple(dict.fromkeys(args.invariants))
     _check_names(names, list(INVARIANTS), "invariant")
     _check_output_paths(args.out, None)
@@ -415,7 +434,7 @@ def _cmd_gate(args: argparse.Namespace) -> int:
         if args.config is not None or args.settings or mutants:
             raise UserError(
                 "--slice all runs each slice's default configuration: --config, --set and --mutant "
-                "need one slice (--slice replication or --slice txn)"
+                f"need one slice (--slice {' or --slice '.join(registry.names())})"
             )
         configs: list[tuple[str, AnyConfig]] = [part for s in registry.all_slices() for part in s.gate_configs()]
         from kconform.ci.gate import run_all_gates
@@ -490,10 +509,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_explore(args: argparse.Namespace) -> int:
-    settings = list(args.settings)
+    settings = _slice_setting(args) + list(args.settings)
     if args.replicas is not None:
         settings.append(("replicas", args.replicas))
-    config = _load_config(args.config, settings)
+    config = _load_config(args.config, settings, "explore")
     names = tuple(dict.fromkeys(args.invariants))  # de-duplicated, in the order given
     _check_names(names, list(INVARIANTS), "invariant")
     _check_output_paths(args.out, None)
@@ -534,13 +553,18 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-def _load_config(path: Path | None, settings: Sequence[tuple[str, Any]]) -> ReplicationConfig:
-    """A config of a slice with a model search (explore, bmc): today the replication slice's."""
+def _load_config(path: Path | None, settings: Sequence[tuple[str, Any]], command: str) -> ReplicationConfig:
+    """A config of a slice whose model ``command`` (explore or bmc: the Slice field of that name)
+    searches: today the replication slice's. Any other slice is refused (exit 2) naming the slices
+    the command serves and the gate, which checks every slice."""
     config = _load_any_config(path, settings)
-    if registry.for_config(config).explore is None or not isinstance(config, ReplicationConfig):
-        searchable = [s.name for s in registry.all_slices() if s.explore is not None]
-        only = " and ".join(searchable)
-        raise UserError(f"this command checks the {only} slice only; got a {slice_of(config)} config")
+    if getattr(registry.for_config(config), command) is None or not isinstance(config, ReplicationConfig):
+        searchable = [s.name for s in registry.all_slices() if getattr(s, command) is not None]
+        name = slice_of(config)
+        raise UserError(
+            f"kconform {command} searches the model of the {' and '.join(searchable)} slice only; the {name} "
+            f"slice has no model search: check it with 'kconform gate --slice {name}'"
+        )
     return config
 
 

@@ -128,3 +128,20 @@ def test_an_out_path_that_is_a_file_is_refused_before_searching(
     blocker = tmp_path / "file"
     blocker.write_text("")
     assert "exists and is not a directory" in _user_error(capsys, ["explore", *TWO, "--out", str(blocker)])
+
+
+@pytest.mark.parametrize("command", ["explore", "bmc"])
+@pytest.mark.parametrize("argv", [["--slice", "fetch"], ["--slice", "txn"], ["--set", "slice=fetch"]])
+def test_a_slice_without_a_model_search_is_refused_naming_what_is_searched(
+    capsys: pytest.CaptureFixture[str], command: str, argv: list[str]
+) -> None:
+    line = _user_error(capsys, [command, *argv])
+    name = argv[-1].removeprefix("slice=")
+    assert f"kconform {command} searches the model of the replication slice only" in line
+    assert f"'kconform gate --slice {name}'" in line
+
+
+def test_the_replication_slice_named_explicitly_is_searched(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = cli.main(["explore", "--slice", "replication", *TWO, "--max-states", "20", "--out", str(tmp_path)])
+    assert code == EXIT_PASS
+    assert "stopped at --max-states 20" in capsys.readouterr().out
