@@ -12,9 +12,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kconform.model import fetch_session as FS
-from kconform.model.errors import NONE
 from kconform.model.fetch_config import FetchConfig
-from kconform.model.fetch_state import FetchState, read, visible
+from kconform.model.fetch_state import Client, FetchState, read, visible
 from kconform.model.invariants import Violation
 
 Check = Callable[[FetchState, FetchConfig], Iterator[Violation]]
@@ -64,16 +63,23 @@ def session_view_agrees(s: FetchState, cfg: FetchConfig) -> Iterator[Violation]:
                 "SessionViewAgrees",
                 f"client {cid} will send epoch {h.epoch} in session {h.session_id}, the broker expects {session.epoch}",
             )
-        for cached in session.partitions:
-            told = c.view.get(cached.name)
-            if cached.hw < 0 or told is None or cached.name not in c.assigned:
-                continue
-            if (told[0], told[2]) != (cached.hw, cached.log_start):
-                yield Violation(
-                    "SessionViewAgrees",
-                    f"client {cid} last heard HW {told[0]} / log start {told[2]} of {cached.name}, "
-                    f"session {session.id} caches {cached.hw} / {cached.log_start}: an update it never got",
-                )
+        for cached, (hw, log_start) in _unheard(c, session):
+            yield Violation(
+                "SessionViewAgrees",
+                f"client {cid} last heard HW {hw} / log start {log_start} of {cached.name}, "
+                f"session {session.id} caches {cached.hw} / {cached.log_start}: an update it never got",
+            )
+
+
+def _unheard(c: Client, session: FS.Session) -> Iterator[tuple[FS.CachedPartition, tuple[int, int]]]:
+    """The partitions of ``session`` assigned to client ``c`` whose cached (HW, log start), once the
+    session answered one (HW -1: never, or after an error), is not the last the client heard, with that."""
+    for cached in session.partitions:
+        told = c.view.get(cached.name)
+        if cached.hw < 0 or told is None or cached.name not in c.assigned:
+            continue
+        if (told[0], told[2]) != (cached.hw, cached.log_start):
+            yield cached, (told[0], told[2])
 
 
 @_register("NoUpdateLost", "KIP-227; CachedPartition.maybeUpdateResponseData; KAFKA-12330")
@@ -90,11 +96,9 @@ def no_update_lost(s: FetchState, cfg: FetchConfig) -> Iterator[Violation]:
         return
     included = {d.name for d in answer.partitions}
     rc = cfg.is_read_committed(client)
-    for cached in session.partitions:
-        if cached.name in included:
-            continue
-        d = read(s.logs[cached.name], cached.fetch_offset, rc, cfg.max_records)
-        if d.records or d.error != NONE or d.hw != cached.hw or d.log_start != cached.log_start:
+    left_out = (c for c in session.partitions if c.name not in included)
+    for cached, d in ((c, read(s.logs[c.name], c.fetch_offset, rc, cfg.max_records)) for c in left_out):
+        if FS.must_respond(cached, d):  # KIP-227's rule, stated once (model.fetch_session)
             yield Violation(
                 "NoUpdateLost",
                 f"answer to request {msg} leaves out {cached.name}: records {len(d.records)}, error {d.error}, "
