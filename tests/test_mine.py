@@ -40,8 +40,6 @@ from kconform.traces.events import (
     ProduceCompleted,
     ProduceHandled,
     Record,
-    SessionFetchApplied,
-    SessionFetchSent,
     TxnConsumerFetchHandled,
 )
 from kconform.traces.generate import Plan, generate
@@ -57,6 +55,7 @@ from kconform.traces.mine.invariants import INVARIANTS
 from kconform.traces.operations import Boot
 from kconform.traces.oracle import OracleResult, run_oracle
 
+from .minecases_fetch import FETCH_BROKEN as FETCH_CASES
 from .minecases_txn import TXN_BROKEN
 
 SMALL = os.environ.get("KCONFORM_BUDGET") == "small"
@@ -96,13 +95,12 @@ BROKEN: dict[str, list[Event]] = {
         )
     ],
     **TXN_BROKEN,
-    "OneFetchInFlight": [SessionFetchSent(100, 1, 0, 0, (), ()), SessionFetchSent(100, 2, 0, 0, (), ())],
-    "FullRequestAfterSessionError": [SessionFetchApplied(100, 1, "error", 7, 3, (), ())],
+    **FETCH_CASES,
 }
 """One trace per invariant that breaks it and no other (trace id = position in this dict); the
 exactly-once ones (tests/minecases_txn.py) run under the default TxnConfig, the fetch-session ones
-(FETCH_BROKEN) under the default FetchConfig."""
-FETCH_BROKEN = frozenset({"OneFetchInFlight", "FullRequestAfterSessionError"})
+(tests/minecases_fetch.py) under the default FetchConfig."""
+FETCH_BROKEN = frozenset(FETCH_CASES)
 
 
 def _trace(events: list[Event], config: AnyConfig | None = None) -> Counterexample:

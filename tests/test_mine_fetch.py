@@ -12,7 +12,7 @@ import pytest
 
 from kconform.conformance.fetch.scenarios import SCENARIOS
 from kconform.impl.fetch.cluster import FetchCluster
-from kconform.impl.fetch.mutants import FETCH_BEFORE_RESPONSE, NO_RESET_ON_SESSION_ERROR
+from kconform.impl.fetch.mutants import FETCH_BEFORE_RESPONSE, NO_RESET_ON_SESSION_ERROR, SIZE_PASS_UPDATES_CACHE
 from kconform.model.fetch_config import FetchConfig
 from kconform.traces.corpus import Manifest, write_corpus
 from kconform.traces.counterexample import Counterexample, Step, make_verdict
@@ -21,11 +21,12 @@ from kconform.traces.mine.engine import EngineResult, run_duckdb, run_spark
 from kconform.traces.operations import Boot
 from kconform.traces.oracle import OracleResult, run_oracle
 
+from .minecases_fetch import CARRIES_CHANGES_BROKEN, FETCH_NEAR_MISSES
 from .test_mine import first_positions
 from .test_mine import spark as spark  # the shared Spark session fixture
 
 CFG = FetchConfig()
-MINED = {FETCH_BEFORE_RESPONSE, NO_RESET_ON_SESSION_ERROR}
+MINED = {FETCH_BEFORE_RESPONSE, NO_RESET_ON_SESSION_ERROR, SIZE_PASS_UPDATES_CACHE}
 """The mutants whose first wrong event a mined invariant sees (traces.mine.fetch says why only these)."""
 
 
@@ -70,3 +71,25 @@ def test_spark_mines_the_fetch_zoo_like_duckdb(
 ) -> None:
     root, manifest, _oracle, mined = zoo
     assert run_spark(spark, root, manifest, manifest.buckets).counts == mined.counts
+
+
+def test_near_misses_of_the_mined_fetch_invariants_fire_nothing(tmp_path: Path) -> None:
+    verdict = make_verdict("pass", "", "hand-made", -1)
+    traces = [
+        Counterexample(CFG, 0, (), "reference", verdict, (Step(Boot(), tuple(events)),))
+        for events in FETCH_NEAR_MISSES.values()
+    ]
+    manifest = write_corpus(tmp_path / "c", traces, buckets=1)
+    assert run_duckdb(tmp_path / "c", manifest, manifest.buckets).counts == []
+
+
+def test_each_other_way_to_lose_an_update_fires_at_its_last_event(tmp_path: Path) -> None:
+    verdict = make_verdict("pass", "", "hand-made", -1)
+    cases = list(CARRIES_CHANGES_BROKEN.values())
+    traces = [Counterexample(CFG, 0, (), "reference", verdict, (Step(Boot(), tuple(e)),)) for e in cases]
+    manifest = write_corpus(tmp_path / "c", traces, buckets=1)
+    counts = run_duckdb(tmp_path / "c", manifest, manifest.buckets).counts
+    last_handled = [max(i for i, e in enumerate(events) if e.kind == "session_fetch_handled") for events in cases]
+    assert [(name, trace, first) for name, trace, _n, first in counts] == [
+        ("IncrementalAnswerCarriesChanges", t, pos) for t, pos in enumerate(last_handled)
+    ]
