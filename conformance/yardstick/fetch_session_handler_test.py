@@ -22,12 +22,12 @@ FOO1_ALTERED = ["foo-1", 10, 120, 210]
 BAR0 = ["bar-0", 20, 200, 200]
 
 
-def S(method: str, *steps: Step, resolution: str = "") -> Scenario:
-    return Scenario(K, method, TRUNK, FETCH_HANDLER, steps=steps, resolution=resolution)
+def S(method: str, *steps: Step, resolution: str = "", part: str = "") -> Scenario:
+    return Scenario(K, method, TRUNK, FETCH_HANDLER, steps=steps, resolution=resolution, part=part)
 
 
-def out(method: str, why: str) -> Scenario:
-    return Scenario(K, method, TRUNK, FETCH_HANDLER, out_of_scope=why)
+def out(method: str, why: str, part: str = "") -> Scenario:
+    return Scenario(K, method, TRUNK, FETCH_HANDLER, out_of_scope=why, part=part)
 
 
 def _t(*rows: list[object]) -> tuple[tuple[object, ...], ...]:
@@ -85,9 +85,35 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     out("testTopicIdUsageGrantedOnIdUpgrade", TOPIC_IDS),
     out("testIdUsageRevokedOnIdDowngrade", TOPIC_IDS),
-    out("testTopicIdReplaced", TOPIC_IDS),
-    out("testSessionEpochWhenMixedUsageOfTopicIDs", TOPIC_IDS),
-    out("testIdUsageWithAllForgottenPartitions", TOPIC_IDS),
+    S(
+        "testTopicIdReplaced",
+        call("build", partitions=[FOO0]).then(to_send=_t(FOO0), session_partitions=_t(FOO0), full=True),
+        call("response", session_id=123, partitions=["foo-0"]).then(ok=True),
+        call("build", partitions=[FOO0]).then(to_send=(), session_partitions=_t(FOO0), session_id=123, epoch=1),
+        part="startsWithTopicIds = false, endsWithTopicIds = false",
+        resolution="the case without topic ids (version 12): the same partition data added again is nothing to "
+        "send (toReplace and sessionTopicNames stay empty: topic ids); the response's HW 10 and log start 20 are "
+        "not read by handleResponse",
+    ),
+    out(
+        "testTopicIdReplaced",
+        "a topic id given or replaced (toReplace, canUseTopicIds): " + TOPIC_IDS,
+        part="the three cases with a topic id",
+    ),
+    out("testSessionEpochWhenMixedUsageOfTopicIDs", "one partition with a topic id and one without: " + TOPIC_IDS),
+    S(
+        "testIdUsageWithAllForgottenPartitions",
+        call("build", partitions=[FOO0]).then(to_send=_t(FOO0), session_partitions=_t(FOO0), full=True),
+        call("response", session_id=123, partitions=["foo-0"]).then(ok=True),
+        call("build", partitions=[]).then(to_forget=("foo-0",), session_id=123, epoch=1),
+        part="useTopicIds = false",
+        resolution="version 12; canUseTopicIds (false) is a topic-id observable the model does not have",
+    ),
+    out(
+        "testIdUsageWithAllForgottenPartitions",
+        "the same steps with a topic id: " + TOPIC_IDS,
+        part="useTopicIds = true",
+    ),
     out("testOkToAddNewIdAfterTopicRemovedFromSession", TOPIC_IDS),
     S(
         "testVerifyFullFetchResponsePartitions",

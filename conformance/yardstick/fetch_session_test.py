@@ -39,8 +39,8 @@ def S(method: str, slots: int, eviction_ms: int, *steps: Step, part: str = "", r
     )
 
 
-def out(method: str, why: str) -> Scenario:
-    return Scenario(K, method, TRUNK, FETCH_SESSION, out_of_scope=why)
+def out(method: str, why: str, part: str = "") -> Scenario:
+    return Scenario(K, method, TRUNK, FETCH_SESSION, out_of_scope=why, part=part)
 
 
 FOO = [["foo-0", 0], ["foo-1", 10]]
@@ -136,10 +136,26 @@ SCENARIOS: tuple[Scenario, ...] = (
         "no quotas, so it is answered by updateAndGenerateResponseData with no data, which carries the same "
         "error and session id; the throttle time is not an observable",
     ),
+    S(
+        "testIncrementalFetchSession",
+        10,
+        1000,
+        *_full(0, 4),
+        call("new_context", now=0, session_id=4, epoch=1, send=[["bar-0", 15]], forget=["foo-0"]).then(
+            context=INCREMENTAL, reads=(("foo-1", 10), ("bar-0", 15))
+        ),
+        call("respond", data=[["foo-1", 10, 10, 10, 0], ["bar-0", 10, 10, 10, 0]]).then(
+            error=NONE, session_id=4, partitions=("bar-0",)
+        ),
+        part="usesTopicIds = false",
+        resolution="request version 12 (no topic ids); the first answer's data is FOO_DATA (foo-1's HW, LSO and log "
+        "start 10 as in the test); Kafka asserts the session id is positive, the scenario names it (4); "
+        "getFetchOffset of foo-0 (forgotten) and of bar-2 (never sent) is None: neither is among the reads",
+    ),
     out(
         "testIncrementalFetchSession",
-        "its assertions are the topic-id resolution of request versions 12 and 13 "
-        "(usesTopicIds) intertwined with the session: " + TOPIC_IDS,
+        "the same steps at the latest request version, resolving topic ids: " + TOPIC_IDS,
+        part="usesTopicIds = true",
     ),
     out("testFetchSessionWithUnknownIdOldRequestVersion", TOPIC_IDS),
     out("testFetchSessionWithUnknownId", TOPIC_IDS),
