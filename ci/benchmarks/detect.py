@@ -19,8 +19,8 @@ import os
 import platform
 import statistics
 import time
-from datetime import UTC, datetime
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
