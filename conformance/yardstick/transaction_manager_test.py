@@ -6,9 +6,9 @@ EndTxn, TxnOffsetCommit or FindCoordinator response with one error) and asserts 
 reaction: a fatal error (``assertFatalError``, the producer must be closed), an abortable one
 (``assertAbortableError``), a coordinator lookup and a retry, and the exception the application
 sees (INVALID_PRODUCER_EPOCH raised as PRODUCER_FENCED). The model's table is
-``model.producer_errors.reaction``. Only these reaction tests are ported: the rest of the class
-drives the producer's accumulator, sequence numbers and batches through a mocked network (the
-produce path's UNKNOWN_PRODUCER_ID and epoch bumps included); they are not listed here.
+``model.producer_errors.reaction``. Every method of the class is a row: the rest drive the
+producer's accumulator, sequence numbers and batches through a mocked network (the produce path's
+UNKNOWN_PRODUCER_ID and epoch bumps included) and are out of scope with that reason.
 """
 
 from __future__ import annotations
@@ -17,15 +17,123 @@ from kconform.conformance.yardstick.dsl import PRODUCER, TRUNK, Scenario, call
 from kconform.model import producer_errors as PE
 from kconform.model.errors import (
     CONCURRENT_TRANSACTIONS,
+    COORDINATOR_LOAD_IN_PROGRESS,
     COORDINATOR_NOT_AVAILABLE,
     INVALID_PRODUCER_EPOCH,
+    INVALID_PRODUCER_ID_MAPPING,
     INVALID_TXN_STATE,
     NOT_COORDINATOR,
     PRODUCER_FENCED,
     TRANSACTION_ABORTABLE,
+    UNKNOWN_TOPIC_OR_PARTITION,
 )
 
 K = "TransactionManagerTest"
+FC = PE.FIND_COORDINATOR_REQUEST
+TOC = PE.TXN_OFFSET_COMMIT
+TXN_AUTH = PE.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+CLIENT = (
+    "the producer client's own machinery, driven through a mocked network: its accumulator and batches "
+    "(expiry, drain, retries, in-flight requests), sequence numbers and their reset after a produce error, "
+    "timeouts, what the API allows in each TransactionManager state, disconnects and unsupported versions. "
+    "The model states the client only as its reaction to each coordinator answer (model.producer_errors)"
+)
+
+NOT_REACTIONS = (
+    "resendFailedProduceRequestAfterAbortableError",
+    "shouldFailAbortIfAddOffsetsFailsWithFatalError",
+    "shouldNotAddPartitionsToTransactionWhenTopicAuthorizationFailed",
+    "shouldNotSendAbortTxnRequestWhenOnlyAddOffsetsRequestFailed",
+    "shouldNotSendAbortTxnRequestWhenOnlyAddPartitionsRequestFailed",
+    "testAbortResendsAddPartitionErrorIfRetried",
+    "testAbortResendsProduceRequestIfRetried",
+    "testAbortTransactionAndResetSequenceNumberOnUnknownProducerId",
+    "testAbortTransactionAndReuseSequenceNumberOnError",
+    "testAbortableErrorWhileAbortInProgress",
+    "testAddPartitionToTransactionRetainsRetryBackoffWhenPartitionsAlreadyAdded",
+    "testAllowAbortOnProduceFailure",
+    "testAllowDrainInAbortableErrorState",
+    "testBackgroundInvalidStateTransitionIsFatal",
+    "testBasicTransaction",
+    "testBatchCompletedAfterProducerReset",
+    "testBatchFailureAfterProducerReset",
+    "testBumpEpochAfterTimeoutWithoutPendingInflightRequests",
+    "testBumpEpochAndResetSequenceNumbersAfterUnknownProducerId",
+    "testBumpTransactionalEpochOnAbortableError",
+    "testBumpTransactionalEpochOnTimeout",
+    "testBumpTransactionalEpochOnUnknownProducerIdError",
+    "testCanBumpEpochDuringCoordinatorDisconnect",
+    "testCancelUnsentAddPartitionsAndProduceOnAbort",
+    "testCommitTransactionWithInFlightProduceRequest",
+    "testCommitTransactionWithUnsentProduceRequest",
+    "testCommitWithTopicAuthorizationFailureInAddPartitionsInFlight",
+    "testDefaultSequenceNumber",
+    "testDisallowCommitOnProduceFailure",
+    "testDisconnectAndRetry",
+    "testDropCommitOnBatchExpiry",
+    "testDuplicateSequenceAfterProducerReset",
+    "testEndTxnNotSentIfIncompleteBatches",
+    "testEpochBumpAfterLastInflightBatchFails",
+    "testFailIfNotReadyForSendAfterAbortableError",
+    "testFailIfNotReadyForSendAfterFatalError",
+    "testFailIfNotReadyForSendIdempotentProducer",
+    "testFailIfNotReadyForSendIdempotentProducerFatalError",
+    "testFailIfNotReadyForSendNoOngoingTransaction",
+    "testFailIfNotReadyForSendNoProducerId",
+    "testFailedInflightBatchAfterEpochBump",
+    "testFindCoordinatorAllowedInAbortableErrorState",
+    "testFlushPendingPartitionsOnCommit",
+    "testForegroundInvalidStateTransitionIsRecoverable",
+    "testHandlingOfNetworkExceptionOnTxnOffsetCommit",
+    "testHasOngoingTransactionAbortableError",
+    "testHasOngoingTransactionFatalError",
+    "testHasOngoingTransactionSuccessfulAbort",
+    "testHasOngoingTransactionSuccessfulCommit",
+    "testHealthyPartitionRetriesDuringEpochBump",
+    "testInitializeTransactionsTwiceRaisesError",
+    "testInvalidProducerEpochFromProduce",
+    "testIsSendToPartitionAllowedWithAddedPartitionAfterAbortableError",
+    "testIsSendToPartitionAllowedWithAddedPartitionAfterFatalError",
+    "testIsSendToPartitionAllowedWithInFlightPartitionAddAfterAbortableError",
+    "testIsSendToPartitionAllowedWithInFlightPartitionAddAfterFatalError",
+    "testIsSendToPartitionAllowedWithPartitionNotAdded",
+    "testIsSendToPartitionAllowedWithPendingPartitionAfterAbortableError",
+    "testIsSendToPartitionAllowedWithPendingPartitionAfterFatalError",
+    "testLookupCoordinatorOnDisconnectAfterSend",
+    "testLookupCoordinatorOnDisconnectBeforeSend",
+    "testMaybeAddPartitionToTransaction",
+    "testMultipleAddPartitionsPerForOneProduce",
+    "testNoDrainWhenPartitionsPending",
+    "testNoFailedBatchHandlingWhenTxnManagerIsInFatalError",
+    "testNoProducerIdResetAfterLastInFlightBatchSucceeds",
+    "testNotReadyForSendAfterAbortableError",
+    "testNotReadyForSendAfterFatalError",
+    "testNotReadyForSendBeforeBeginTransaction",
+    "testNotReadyForSendBeforeInitTransactions",
+    "testProducerIdReset",
+    "testRaiseErrorWhenNoPartitionsPendingOnDrain",
+    "testRecoveryFromAbortableErrorProduceRequestInRetry",
+    "testRecoveryFromAbortableErrorTransactionNotStarted",
+    "testRecoveryFromAbortableErrorTransactionStarted",
+    "testRetryAbortTransaction",
+    "testRetryAbortTransactionAfterCommitTimeout",
+    "testRetryAbortTransactionAfterTimeout",
+    "testRetryCommitTransaction",
+    "testRetryCommitTransactionAfterAbortTimeout",
+    "testRetryCommitTransactionAfterTimeout",
+    "testRetryInitTransactionsAfterTimeout",
+    "testSendOffsetWithGroupMetadataFailAsAutoDowngradeTxnCommitNotEnabled",
+    "testSendOffsetsWithGroupMetadata",
+    "testSenderShutdownWithPendingTransactions",
+    "testSequenceNumberOverflow",
+    "testTransactionManagerEnablesV2",
+    "testTransitionToAbortableErrorOnBatchExpiry",
+    "testTransitionToAbortableErrorOnMultipleBatchExpiry",
+    "testTransitionToFatalErrorWhenRetriedBatchIsExpired",
+    "testUnsupportedFindCoordinator",
+    "testUnsupportedInitTransactions",
+)
+"""The methods of the class that are not reaction tests (out of scope: CLIENT)."""
 
 
 def S(method: str, request: str, error: int, action: str, raised: int, resolution: str = "") -> Scenario:
@@ -37,6 +145,10 @@ def S(method: str, request: str, error: int, action: str, raised: int, resolutio
         steps=(call("answer", request=request, error=error).then(action=action, raised=raised),),
         resolution=resolution,
     )
+
+
+def OUT(method: str, why: str) -> Scenario:
+    return Scenario(K, method, TRUNK, PRODUCER, out_of_scope=why)
 
 
 def fenced(method: str, request: str, error: int) -> Scenario:
@@ -118,4 +230,58 @@ SCENARIOS: tuple[Scenario, ...] = (
             ("TxnOffsetCommit", PE.TXN_OFFSET_COMMIT),
         )
     ),
+    *(
+        S(method, request, error, action, error)
+        for method, request, error, action in (
+            ("testGroupAuthorizationFailureInFindCoordinator", FC, PE.GROUP_AUTHORIZATION_FAILED, PE.ABORTABLE),
+            ("testGroupAuthorizationFailureInTxnOffsetCommit", TOC, PE.GROUP_AUTHORIZATION_FAILED, PE.ABORTABLE),
+            ("testHandlingOfCoordinatorLoadingErrorOnTxnOffsetCommit", TOC, COORDINATOR_LOAD_IN_PROGRESS, PE.RETRY),
+            (
+                "testHandlingOfTransactionalIdAuthorizationFailedErrorOnTxnOffsetCommit",
+                TOC,
+                PE.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                PE.FATAL,
+            ),
+            (
+                "testHandlingOfUnknownTopicPartitionErrorOnAddPartitions",
+                PE.ADD_PARTITIONS,
+                UNKNOWN_TOPIC_OR_PARTITION,
+                PE.RETRY,
+            ),
+            ("testHandlingOfUnknownTopicPartitionErrorOnTxnOffsetCommit", TOC, UNKNOWN_TOPIC_OR_PARTITION, PE.RETRY),
+            (
+                "testHandlingOfUnsupportedForMessageFormatErrorOnTxnOffsetCommit",
+                TOC,
+                PE.UNSUPPORTED_FOR_MESSAGE_FORMAT,
+                PE.FATAL,
+            ),
+            ("testUnsupportedForMessageFormatInTxnOffsetCommit", TOC, PE.UNSUPPORTED_FOR_MESSAGE_FORMAT, PE.FATAL),
+            ("testIllegalGenerationInTxnOffsetCommitByGroupMetadata", TOC, PE.ILLEGAL_GENERATION, PE.ABORTABLE),
+            ("testUnknownMemberIdInTxnOffsetCommitByGroupMetadata", TOC, PE.UNKNOWN_MEMBER_ID, PE.ABORTABLE),
+            (
+                "testTopicAuthorizationFailureInAddPartitions",
+                PE.ADD_PARTITIONS,
+                PE.TOPIC_AUTHORIZATION_FAILED,
+                PE.ABORTABLE,
+            ),
+            ("testTransactionalIdAuthorizationFailureInAddOffsetsToTxn", PE.ADD_OFFSETS, TXN_AUTH, PE.FATAL),
+            ("testTransactionalIdAuthorizationFailureInAddPartitions", PE.ADD_PARTITIONS, TXN_AUTH, PE.FATAL),
+            ("testTransactionalIdAuthorizationFailureInFindCoordinator", FC, TXN_AUTH, PE.FATAL),
+            ("testTransactionalIdAuthorizationFailureInInitProducerId", PE.INIT_PRODUCER_ID, TXN_AUTH, PE.ABORTABLE),
+            ("testTransactionalIdAuthorizationFailureInTxnOffsetCommit", TOC, TXN_AUTH, PE.FATAL),
+            (
+                "testBumpTransactionalEpochOnRecoverableAddPartitionRequestError",
+                PE.ADD_PARTITIONS,
+                INVALID_PRODUCER_ID_MAPPING,
+                PE.ABORTABLE_BUMP,
+            ),
+            (
+                "testBumpTransactionalEpochOnRecoverableAddOffsetsRequestError",
+                PE.ADD_OFFSETS,
+                INVALID_PRODUCER_ID_MAPPING,
+                PE.ABORTABLE_BUMP,
+            ),
+        )
+    ),
+    *(OUT(method, CLIENT) for method in NOT_REACTIONS),
 )
