@@ -13,6 +13,9 @@ leader epoch, KIP-320 fencing relies on it).
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass
+
 from kconform.model.epochs import EpochCache, assign
 from kconform.traces.logs.checks.base import Check
 from kconform.traces.logs.observations import (
@@ -228,8 +231,51 @@ class IsrChangesKeepLeader(Check):
             self.flag(f"{obs.partition}: leader {obs.node} removed itself from the ISR", [obs], obs.partition)
 
 
-MAX_CACHE_EVENTS = 500_000
-"""Lines the own-cache rule of truncation-agrees-with-epoch-cache keeps for its end-of-input pass."""
+MAX_CACHE_EVENTS = 200_000
+"""Lines the own-cache rule of truncation-agrees-with-epoch-cache keeps for its end-of-input pass
+(as compact tuples: a few hundred bytes each, so memory stays bounded whatever the input's size)."""
+WITNESS_TEXT = 240
+"""Characters of a kept line's text (the witness a finding shows)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """What the own-cache rule needs of one line, without the rest of its observation."""
+
+    kind: str
+    stream: str
+    partition: str | None
+    node: int | None
+    leader_epoch: int | None
+    leo: int | None
+    has_hw: bool
+    offset: int | None
+    error: int | None
+    file: str
+    line: int
+    text: str
+
+    @staticmethod
+    def of(obs: Obs) -> _Line:
+        witness = obs.kind in (TRUNCATION, LEADER_START)
+        return _Line(
+            obs.kind,
+            sys.intern(obs.stream),
+            obs.partition,
+            obs.node,
+            obs.leader_epoch,
+            obs.leo,
+            obs.hw is not None,
+            obs.offset,
+            obs.error,
+            sys.intern(obs.file),
+            obs.line,
+            obs.text[:WITNESS_TEXT] if witness else "",
+        )
+
+    def obs(self) -> Obs:
+        """A witness observation (file, line, text) for a finding."""
+        return Obs(kind=self.kind, file=self.file, line=self.line, text=self.text, stream=self.stream, node=self.node)
 
 
 class TruncationAgreesWithEpochAnswer(Check):
@@ -268,7 +314,7 @@ class TruncationAgreesWithEpochAnswer(Check):
         super().__init__()
         self._starts: dict[tuple[str, int], Obs] = {}
         self._pending: list[Obs] = []
-        self._events: list[Obs] = []
+        self._events: list[_Line] = []
         self._unclean = False
 
     def observe(self, obs: Obs) -> None:
@@ -276,7 +322,7 @@ class TruncationAgreesWithEpochAnswer(Check):
             self._unclean = True
             return
         if len(self._events) < MAX_CACHE_EVENTS:
-            self._events.append(obs)  # every kind this check takes but UNCLEAN_ELECTION
+            self._events.append(_Line.of(obs))  # every kind this check takes but UNCLEAN_ELECTION
         if obs.kind == LEADER_START:
             if obs.partition is not None and obs.leader_epoch is not None and obs.leo is not None:
                 # a broker restarted within an epoch prints it again with a later offset: keep the least
@@ -328,7 +374,7 @@ class TruncationAgreesWithEpochAnswer(Check):
         announced start is known (brokers' files may come in any order)."""
         known: dict[tuple[str, str], list[tuple[int, int, Obs]]] = {}
         """(stream, partition) -> (epoch, start, witness) entries the lines show in the cache."""
-        following: dict[tuple[str, str], Obs] = {}
+        following: dict[tuple[str, str], _Line] = {}
         """(stream, partition) -> the broker's latest follower start."""
         for obs in self._events:
             if obs.kind == BROKER_START:
@@ -349,8 +395,8 @@ class TruncationAgreesWithEpochAnswer(Check):
                     known.pop(key, None)
                     continue
                 kept = [e for e in known.get(key, []) if e[0] < obs.leader_epoch and e[1] < obs.leo]
-                if obs.hw is not None and obs.leader_epoch >= 0:
-                    kept.append((obs.leader_epoch, obs.leo, obs))
+                if obs.has_hw and obs.leader_epoch >= 0:
+                    kept.append((obs.leader_epoch, obs.leo, obs.obs()))
                 known[key] = kept
             elif obs.kind == FOLLOWER_START:
                 prev = following.get(key)
@@ -372,7 +418,7 @@ class TruncationAgreesWithEpochAnswer(Check):
                 else:
                     known[key] = [e for e in known.get(key, []) if e[1] < obs.offset]
 
-    def _judge_own(self, obs: Obs, entries: list[tuple[int, int, Obs]]) -> None:
+    def _judge_own(self, obs: _Line, entries: list[tuple[int, int, Obs]]) -> None:
         if obs.leader_epoch is None or obs.leader_epoch < 0 or obs.offset is None or obs.error:
             return
         above = [e for e in entries if e[0] > obs.leader_epoch]
@@ -389,7 +435,7 @@ class TruncationAgreesWithEpochAnswer(Check):
             f"{obs.partition}: broker {obs.node} truncated to {obs.offset} on the leader's answer for epoch "
             f"{obs.leader_epoch}, past offset {bound} where its own cached epoch {epoch} begins (its end offset for "
             f"epoch {obs.leader_epoch} is at most {bound}; KIP-279)",
-            [obs, witness],
+            [obs.obs(), witness],
             obs.partition,
         )
 
