@@ -471,3 +471,21 @@ def test_truncation_past_the_followers_own_epoch_start(tmp_path: Path) -> None:
     )
     check = check_text(tmp_path, "\n".join([unclean, *OWN, TRUNC.format(t=2)]) + "\n", name, "unclean.log")
     assert (check.finding_count, check.allowed) == (0, 1)
+
+
+def test_committed_isr_holds_the_leader(tmp_path: Path) -> None:
+    """``ISR updated to ...`` in both wordings (0.9-2.x zkVersion, 2.7+ version with under-min-isr)."""
+    name = "isr-changes-consistent"
+    kraft = (
+        "[2025-10-15 20:36:54,506] INFO [Partition t-1 broker=1] ISR updated to {isr}  and version updated to 18 "
+        "(kafka.cluster.Partition)\n"
+    )
+    assert verdict(tmp_path, kraft.format(isr="2,3"), name)[0] == VIOLATED
+    assert verdict(tmp_path, kraft.format(isr="2,1,3"), name, "near.log") == (PASSED, 0)
+    zk = (
+        "[2017-07-15 10:00:00,000] TRACE Partition [t,1] on broker 1: ISR updated to [{isr}] and zkVersion updated "
+        "to [5] (kafka.cluster.Partition)\n"
+    )
+    assert verdict(tmp_path, zk.format(isr="2,3"), name, "zk.log")[0] == VIOLATED
+    under = kraft.replace("  and", " (under-min-isr) and").format(isr="1")
+    assert verdict(tmp_path, under, name, "under.log") == (PASSED, 0)

@@ -16,7 +16,7 @@ TransactionCoordinator, kafka.log.LogManager):
   ``Follower tp ... starts at leader epoch E from offset S with [partition epoch P and ]high
   watermark H. [Current leader is L.]`` (2.8+);
 - ``Shrinking ISR [for partition tp ]from A to B[. Leader: (highWatermark: H, endOffset: L). ...]``
-  and ``Expanding ISR [for partition tp ]from A to B``;
+  and ``Expanding ISR [for partition tp ]from A to B``; ``ISR updated to A and [zk]version updated to V``;
 - ``Truncating partition tp [with TruncationState(offset=T, completed=C)] (due to|to) leader epoch
   and offset EpochEndOffset(..., leaderEpoch=E, endOffset=O)`` / ``... local high watermark H``
   (2.x+), ``Truncating tp to offset T below high watermark H`` (1.1+), ``Reset fetch offset for
@@ -47,6 +47,7 @@ from kconform.traces.logs.observations import (
     FOLLOWER_START,
     ISR_EXPAND,
     ISR_SHRINK,
+    ISR_UPDATED,
     LEADER_START,
     LOG_DELETED,
     PARTITION_STATE,
@@ -180,6 +181,27 @@ def _isr_change(rec: Record, file: str, node: int | None) -> list[Obs]:
     obs.isr = _id_list(m.group("to"))
     if (marks := _LEADER_MARKS.search(m.group("rest"))) is not None:
         obs.hw, obs.leo = int(marks.group(1)), int(marks.group(2))
+    return [obs]
+
+
+_ISR_UPDATED = re.compile(
+    r"ISR updated to \[?(?P<isr>[\d,\s]*?)\]?\s*(?:\(under-min-isr\)\s*)?and (?:zkVersion|version) updated to "
+    r"\[?(?P<v>-?\d+)\]?"
+)
+
+
+def _isr_updated(rec: Record, file: str, node: int | None) -> list[Obs]:
+    """The leader's committed ISR change: ``ISR updated to [A] and zkVersion updated to [V]`` (0.9-2.x,
+    Partition.updateIsr) and ``ISR updated to A [(under-min-isr)] and version updated to P`` (2.7+,
+    AlterPartition / AlterIsr answers)."""
+    m = _ISR_UPDATED.search(rec.message)
+    if not m:
+        raise LineParseError("ISR update line: expected 'ISR updated to A and [zk]version updated to V'")
+    obs = _base(ISR_UPDATED, rec, file, node)
+    if (ident := _PARTITION_IDENT.search(rec.message)) is not None:
+        obs.partition = _tp(ident.group(1) or ident.group(2))
+    obs.isr = _id_list(m.group("isr"))
+    obs.partition_epoch = int(m.group("v"))
     return [obs]
 
 
@@ -467,6 +489,7 @@ ANCHORS: tuple[tuple[str, Builder], ...] = (
     ("starts at leader epoch", _start),
     ("Shrinking ISR ", _isr_change),
     ("Expanding ISR ", _isr_change),
+    ("ISR updated to ", _isr_updated),
     ("below high watermark", _below_hw),
     ("Truncating partition ", _truncation),
     ("Reset fetch offset", _reset),

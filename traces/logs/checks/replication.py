@@ -24,6 +24,7 @@ from kconform.traces.logs.observations import (
     FOLLOWER_START,
     ISR_EXPAND,
     ISR_SHRINK,
+    ISR_UPDATED,
     LEADER_START,
     LOG_DELETED,
     PARTITION_STATE,
@@ -202,14 +203,28 @@ class HighWatermarkBelowLogEnd(Check):
 class IsrChangesKeepLeader(Check):
     """An ISR change printed by a leader keeps the leader in the ISR and changes it in the stated
     direction: a shrink only removes replicas, an expansion only adds (Partition.maybeShrinkIsr /
-    maybeExpandIsr; the leader never removes itself)."""
+    maybeExpandIsr; the leader never removes itself); an ISR the leader reports committed (``ISR
+    updated to ...``) holds the leader."""
 
     name = "isr-changes-consistent"
     guarantee = "ISR shrinks remove, expansions add, and the leader stays in the ISR"
     cite = "kafka.cluster.Partition.maybeShrinkIsr / maybeExpandIsr"
-    kinds = frozenset({ISR_SHRINK, ISR_EXPAND})
+    kinds = frozenset({ISR_SHRINK, ISR_EXPAND, ISR_UPDATED})
 
     def observe(self, obs: Obs) -> None:
+        if obs.kind == ISR_UPDATED:
+            # the leader prints its committed ISR: it is in it (the controller never commits an ISR
+            # without its leader, PartitionChangeBuilder / the ZK leaderAndIsr update)
+            if obs.isr is None or obs.node is None or not obs.isr:
+                return
+            self.judged += 1
+            if str(obs.node) not in obs.isr.split(","):
+                self.flag(
+                    f"{obs.partition}: leader {obs.node} committed an ISR without itself: {obs.isr}",
+                    [obs],
+                    obs.partition,
+                )
+            return
         if obs.isr is None or obs.prev_state is None:
             return
         before = {int(x) for x in obs.prev_state.split(",") if x}
