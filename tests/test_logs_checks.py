@@ -345,6 +345,7 @@ def test_check_fires_on_bad_input_and_not_on_near_miss(tmp_path: Path, check: st
 
 def test_every_check_has_a_case() -> None:
     covered = {c[0] for c in CASES} | {
+        "txn-init-epochs-non-decreasing",
         "segment-offsets-contiguous",
         "aborted-index-covers-aborted-batches",
         "epoch-checkpoint-valid",
@@ -489,3 +490,47 @@ def test_committed_isr_holds_the_leader(tmp_path: Path) -> None:
     assert verdict(tmp_path, zk.format(isr="2,3"), name, "zk.log")[0] == VIOLATED
     under = kraft.replace("  and", " (under-min-isr) and").format(isr="1")
     assert verdict(tmp_path, under, name, "under.log") == (PASSED, 0)
+
+
+INIT = (
+    "[2021-04-15 08:24:2{i},543] INFO [TransactionCoordinator id=3] Initialized transactionalId tx-0 with producerId "
+    "{pid} and producer epoch {e} on partition __transaction_state-15 (kafka.coordinator.transaction.TransactionCoordinator)"
+)
+
+
+def test_txn_init_epochs_never_go_back(tmp_path: Path) -> None:
+    name = "txn-init-epochs-non-decreasing"
+
+    def inits(*steps: tuple[int, int]) -> str:
+        return "\n".join(INIT.format(i=i, pid=p, e=e) for i, (p, e) in enumerate(steps)) + "\n"
+
+    assert verdict(tmp_path, inits((1004, 5), (1004, 4)), name)[0] == VIOLATED
+    # a retried InitProducerId answered with the current epoch (KIP-360), then a bump: legal
+    assert verdict(tmp_path, inits((1004, 5), (1004, 5), (1004, 6)), name, "near.log") == (PASSED, 0)
+    # a new producer id (epoch exhausted, or the id expired) starts its own epochs
+    assert verdict(tmp_path, inits((1004, 32767), (2000, 0)), name, "new-pid.log") == (NOT_OBSERVED, 0)
+
+
+def test_own_cache_rule_agrees_on_the_corpus_pass(tmp_path: Path) -> None:
+    """Per-partition groups of an ingested corpus (DuckDB) see a broker's restart (broadcast) and judge the
+    own-cache rule as the single pass does: one finding for t-0, none for t-1 after its restart."""
+    from kconform.traces.logs.ingest import check_corpus, write_corpus
+    from kconform.traces.logs.run import check_paths
+
+    restart = (
+        "[2026-01-01 00:00:16,000] INFO [KafkaRaftServer nodeId=2] Kafka Server started (kafka.server.KafkaRaftServer)"
+    )
+    other = [line.replace("t-0", "t-1").replace(":00:", ":01:") for line in OWN]
+    text = "\n".join([*OWN, TRUNC.format(t=2), *other[:2], restart.replace(":00:", ":01:"), other[2]])
+    text += "\n" + TRUNC.format(t=2).replace("t-0", "t-1").replace(":00:", ":01:") + "\n"
+    path = tmp_path / "in" / "server.log"
+    path.parent.mkdir()
+    path.write_text(text)
+    single = check_paths([path])
+    write_corpus([path], tmp_path / "corpus")
+    corpus = check_corpus(tmp_path / "corpus", engine="duckdb")
+    name = "truncation-agrees-with-epoch-cache"
+    mine = next(c for c in single.checks if c.name == name)
+    assert mine.finding_count == 1 and "t-0" in mine.findings[0].message
+    row = next(r for r in corpus.rows() if r[0] == name)
+    assert row == (name, mine.status, mine.judged, mine.finding_count)

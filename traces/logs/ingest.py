@@ -33,6 +33,7 @@ from kconform.traces.logs.checks import Check, Finding, all_checks, run_checks
 from kconform.traces.logs.checks.base import ADVISORY, MAX_FINDINGS, NOT_OBSERVED, PASSED, VIOLATED
 from kconform.traces.logs.checks.txn import DEFAULT_MAX_TXN_TIMEOUT_MS
 from kconform.traces.logs.observations import (
+    BROKER_START,
     FETCH_REQUEST,
     FETCH_RESPONSE,
     FETCH_SESSION,
@@ -52,7 +53,8 @@ ROWS_PER_BATCH = 65_536
 OBSERVATIONS = "observations.parquet"
 MANIFEST = "manifest.json"
 BROADCAST = "*"
-"""``grp`` of observations every group receives (partition-less unclean elections)."""
+"""``grp`` of observations every group receives (partition-less unclean elections, broker starts: a
+restart ends what a broker's lines showed of its partitions' epoch caches)."""
 
 _STREAM_KINDS = frozenset({FETCH_REQUEST, FETCH_RESPONSE, FETCH_SESSION, KRAFT_PARTITION})
 """Kinds grouped by stream although they name a partition: a client's Fetch lines (sessions span
@@ -73,7 +75,7 @@ SCHEMA = pa.schema([(name, _arrow_type(name)) for name in FIELD_NAMES] + [("seq"
 
 def group_of(obs: Obs) -> str:
     """The group whose check state the observation belongs to (see the module docstring)."""
-    if obs.kind == UNCLEAN_ELECTION and obs.partition is None:
+    if (obs.kind == UNCLEAN_ELECTION and obs.partition is None) or obs.kind == BROKER_START:
         return BROADCAST
     if obs.partition is not None and obs.kind not in _STREAM_KINDS:
         return f"p:{obs.partition}"

@@ -42,6 +42,7 @@ from kconform.traces.logs.checks.txn import (
     AbortedIndexCoversAbortedBatches,
     MarkerCoordinatorEpochs,
     TxnBatchesClosedByMarker,
+    TxnInitEpochs,
     TxnLogTransitions,
 )
 
@@ -70,6 +71,7 @@ def all_checks(max_txn_timeout_ms: int = DEFAULT_MAX_TXN_TIMEOUT_MS) -> list[Che
         TxnBatchesClosedByMarker(max_txn_timeout_ms),
         MarkerCoordinatorEpochs(),
         TxnLogTransitions(),
+        TxnInitEpochs(),
         AbortedIndexCoversAbortedBatches(),
         OneLeaderPerEpoch(),
         LeaderEpochsIncreasePerBroker(),

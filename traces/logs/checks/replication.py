@@ -309,9 +309,9 @@ class TruncationAgreesWithEpochAnswer(Check):
       E). A truncation to T drops what it shows of entries starting at or after T; a new own leader
       start drops entries at or after its offset; a restart, a log deletion or a fetch-offset reset
       drops everything the broker showed. Truncating past S keeps records of an epoch the new leader
-      never had: the divergence KIP-279 (KAFKA-6361) fixed. With an unclean election in the input
-      the own-cache rule's findings are allowed, not violations (retention may then have moved an
-      entry's start past S unseen).
+      never had: the divergence KIP-279 (KAFKA-6361) fixed. With an unclean election of the
+      partition in the input (or one naming no partition) the own-cache rule's findings are allowed,
+      not violations (retention may then have moved an entry's start past S unseen).
     """
 
     name = "truncation-agrees-with-epoch-cache"
@@ -330,11 +330,12 @@ class TruncationAgreesWithEpochAnswer(Check):
         self._starts: dict[tuple[str, int], Obs] = {}
         self._pending: list[Obs] = []
         self._events: list[_Line] = []
-        self._unclean = False
+        self._unclean: set[str | None] = set()
+        """Partitions with an unclean election in the input (None: one that names no partition)."""
 
     def observe(self, obs: Obs) -> None:
         if obs.kind == UNCLEAN_ELECTION:
-            self._unclean = True
+            self._unclean.add(obs.partition)
             return
         if len(self._events) < MAX_CACHE_EVENTS:
             self._events.append(_Line.of(obs))  # every kind this check takes but UNCLEAN_ELECTION
@@ -443,7 +444,7 @@ class TruncationAgreesWithEpochAnswer(Check):
         self.judged += 1
         if obs.offset <= bound:
             return
-        if self._unclean:
+        if None in self._unclean or obs.partition in self._unclean:
             self.allowed += 1
             return
         self.flag(

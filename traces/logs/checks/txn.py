@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from kconform.model.txn_graph import EXPIRATION_ALLOWED, STATES, is_valid_transition
 from kconform.traces.logs.checks.base import Check
-from kconform.traces.logs.observations import BATCH, TXN_INDEX, TXN_LOG, TXN_TRANSITION, Obs
+from kconform.traces.logs.observations import BATCH, TXN_INDEX, TXN_INIT, TXN_LOG, TXN_TRANSITION, Obs
 
 DEFAULT_MAX_TXN_TIMEOUT_MS = 900_000
 """transaction.max.timeout.ms's default (15 minutes): no transaction may stay open longer."""
@@ -150,6 +150,41 @@ class MarkerCoordinatorEpochs(Check):
                 )
                 return
         self._last[key] = obs
+
+
+class TxnInitEpochs(Check):
+    """A transaction coordinator never hands a transactional id an older epoch of the same producer id:
+    every InitProducerId bumps the epoch (or, when it would overflow or the id expired, allocates a
+    new producer id), which is what fences zombie producers (KIP-98; KIP-360 may answer a retried
+    request with the current epoch again, so an equal epoch is legal). Judged on each coordinator's
+    own ``Initialized transactionalId X with producerId P and producer epoch E`` lines in its line
+    order (TransactionCoordinator.handleInitProducerId); lines of different coordinators are not
+    ordered."""
+
+    name = "txn-init-epochs-non-decreasing"
+    guarantee = "a coordinator's InitProducerId answers never lower a transactional id's epoch for one producer id"
+    cite = "KIP-98, KIP-360; kafka.coordinator.transaction.TransactionCoordinator.handleInitProducerId"
+    kinds = frozenset({TXN_INIT})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: dict[tuple[str, str], Obs] = {}
+
+    def observe(self, obs: Obs) -> None:
+        if obs.txn_id is None or obs.pid is None or obs.producer_epoch is None or obs.pid < 0:
+            return
+        key = (obs.stream, obs.txn_id)
+        prev = self._last.get(key)
+        self._last[key] = obs
+        if prev is None or prev.pid != obs.pid or prev.producer_epoch is None:
+            return
+        self.judged += 1
+        if obs.producer_epoch < prev.producer_epoch:
+            self.flag(
+                f"transactional id {obs.txn_id}: producer id {obs.pid} initialized at epoch {obs.producer_epoch} "
+                f"after epoch {prev.producer_epoch}",
+                [obs, prev],
+            )
 
 
 class TxnLogTransitions(Check):
