@@ -136,6 +136,13 @@ def cmd_mine(args: argparse.Namespace) -> int:
     unfit = selection_problem(args.invariants, manifest)
     if unfit:
         return _error(f"{args.corpus}: {unfit}")
+    waiting = [t.trace for t in manifest.traces if getattr(t.configuration(), "delayed_fetch", False)]
+    if waiting:
+        return _error(
+            f"{args.corpus}: trace {waiting[0]} (and {len(waiting) - 1} more) was generated with waiting fetches "
+            "(replica_fetch_wait_max_ms / fetch_max_wait_ms > 0); the miner does not read delayed-fetch events yet "
+            "(docs/traces.md): check it with the oracle. Nothing was mined"
+        )
     console = Console()
     started = time.perf_counter()
     good, errors = validate_corpus(args.corpus, manifest)

@@ -190,7 +190,7 @@ def successors(s: State, cfg: ReplicationConfig, bounds: SearchBounds) -> Iterat
             if post != s:
                 yield f"write({b})", post
         if r.purgatory and r.alive:
-            for dp in r.purgatory:
+            for dp in r.produces:
                 yield from attempt(f"ack({b}, {dp.req})", _complete, b, dp.req, NONE)
                 yield from attempt(
                     f"ack({b}, {dp.req}, NOT_ENOUGH_REPLICAS_AFTER_APPEND)",

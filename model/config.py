@@ -48,6 +48,9 @@ class Protocol(enum.Enum):
         return self in (Protocol.KIP_101, Protocol.KIP_279, Protocol.KIP_320)
 
 
+_OPTIONAL_KEYS = ("replica_fetch_wait_max_ms", "replica_fetch_min_bytes", "fetch_max_wait_ms", "fetch_min_bytes")
+
+
 class ConfigError(ValueError):
     """A configuration Kafka would refuse, or one the suite cannot run."""
 
@@ -69,6 +72,19 @@ class ReplicationConfig:
     """0: every append is flushed (fsync per write); >0: the log is flushed only at checkpoints."""
     hw_checkpoint_interval_ms: int = 5_000
     protocol: Protocol = Protocol.DIVERGING_EPOCH
+    replica_fetch_wait_max_ms: int = 0
+    """The followers' Fetch maxWaitMs (Kafka's replica.fetch.wait.max.ms, default 500). 0: every
+    follower Fetch is answered at once (ReplicaManager.fetchMessages answers at once when
+    maxWaitMs <= 0), the suite's default, which keeps runs recorded before delayed fetch existed
+    identical; > 0: a Fetch with fewer than ``replica_fetch_min_bytes`` records past its offset
+    waits in the purgatory (DelayedFetch) and the follower fetches again at once after an answer."""
+    replica_fetch_min_bytes: int = 1
+    """The followers' Fetch minBytes (replica.fetch.min.bytes, default 1), counted in records."""
+    fetch_max_wait_ms: int = 0
+    """The longest fetch.max.wait.ms (consumer default 500) the state machine draws for a waiting
+    consumer Fetch (operation ``consume_wait``); 0: it draws none."""
+    fetch_min_bytes: int = 1
+    """The largest fetch.min.bytes (consumer default 1, counted in records) the machine draws."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.replicas <= 7:
@@ -77,11 +93,24 @@ class ReplicationConfig:
             raise ConfigError(
                 f"min.insync.replicas={self.min_insync_replicas} must be between 1 and replicas={self.replicas}"
             )
-        for name in ("replica_lag_time_max_ms", "request_timeout_ms", "hw_checkpoint_interval_ms"):
+        for name in (
+            "replica_lag_time_max_ms",
+            "request_timeout_ms",
+            "hw_checkpoint_interval_ms",
+            "replica_fetch_min_bytes",
+            "fetch_min_bytes",
+        ):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.flush_interval_ms < 0:
-            raise ConfigError(f"flush_interval_ms must be >= 0, got {self.flush_interval_ms}")
+        for name in ("flush_interval_ms", "replica_fetch_wait_max_ms", "fetch_max_wait_ms"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.replica_fetch_wait_max_ms >= self.request_timeout_ms:
+            raise ConfigError(
+                f"replica_fetch_wait_max_ms={self.replica_fetch_wait_max_ms} must be below "
+                f"request_timeout_ms={self.request_timeout_ms} (Kafka requires replica.socket.timeout.ms >= "
+                "replica.fetch.wait.max.ms; the answer must come before the fetcher's request times out)"
+            )
 
     @property
     def effective_min_isr(self) -> int:
@@ -92,9 +121,19 @@ class ReplicationConfig:
     def brokers(self) -> range:
         return range(self.replicas)
 
+    @property
+    def delayed_fetch(self) -> bool:
+        """Whether fetches of this configuration may wait in the purgatory."""
+        return self.replica_fetch_wait_max_ms > 0 or self.fetch_max_wait_ms > 0
+
     def to_json(self) -> dict[str, Any]:
+        """The config as JSON; the delayed-fetch keys only when they differ from their defaults,
+        so that every file written before they existed reads back and is written identically."""
         out = dataclasses.asdict(self)
         out["protocol"] = self.protocol.value
+        for key in _OPTIONAL_KEYS:
+            if out[key] == _DEFAULTS[key]:
+                del out[key]
         return out
 
     @staticmethod
@@ -123,3 +162,6 @@ class ReplicationConfig:
                     raise ConfigError(f"{key} must be an integer, got {value!r}")
                 kwargs[key] = value
         return ReplicationConfig(**kwargs)
+
+
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(ReplicationConfig)}

@@ -11,6 +11,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from kconform.model import purgatory
 from kconform.model.config import ReplicationConfig
 from kconform.model.records import Entry
 from kconform.model.state import Replica, State
@@ -123,6 +124,17 @@ def _isr_views(s: State) -> tuple[tuple[object, ...], ...]:
     return tuple([(r.alive, r.registered, r.leader, r.leader_epoch, r.hw, r.log, r.isr) for r in s.replicas])
 
 
+def _parked_and_clock(s: State) -> tuple[object, ...]:
+    """What PurgatoryDeadlines reads: whether the purgatory is tracked, then each replica's liveness
+    and parked operations, and the clock only while something is parked (the one input that is the
+    clock: a tick is judged there, Judge.unchanged, because pass_time changes a replica whenever a
+    deadline comes or passes with the operation still parked)."""
+    if not s.tracks_purgatory:
+        return (False,)
+    parked = tuple([(r.alive, r.purgatory) for r in s.replicas])
+    return (True, parked, s.now_ms if any(p for _, p in parked) else -1)
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -190,9 +202,14 @@ def no_divergence_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violati
                     break
 
 
-@_register("ConsumerReadsBelowHw", "KIP-101; FetchIsolation.HIGH_WATERMARK", lambda s: (s.ghost.consumed,))
+@_register(
+    "ConsumerReadsBelowHw",
+    "KIP-101; FetchIsolation.HIGH_WATERMARK; DelayedFetch.onComplete",
+    lambda s: (s.ghost.consumed,),
+)
 def consumer_reads_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
-    """A read_uncommitted consumer never receives a record at or above the serving leader's HW."""
+    """A read_uncommitted consumer never receives a record at or above the serving leader's HW, also
+    from a fetch that waited in the purgatory (its bound is the HW at completion time)."""
     for entry, hw in s.ghost.consumed:
         if entry.offset >= hw:
             yield Violation("ConsumerReadsBelowHw", f"consumer read offset {entry.offset} with HW {hw}")
@@ -295,6 +312,41 @@ def weak_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
 def strong_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """A replica presuming leadership holds, below its HW, the same records as every member of the controller's ISR."""
     yield from _isr_agreement(s, "StrongIsr", strong=True)
+
+
+@_register(
+    "PurgatoryDeadlines",
+    "DelayedOperation (timing-wheel expiry); DelayedFetch, DelayedProduce",
+    _parked_and_clock,
+)
+def purgatory_deadlines(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """No parked request (delayed produce or fetch) outlives its timeout on a running broker.
+
+    Judged where time passes timer by timer (``State.tracks_purgatory``: the lockstep judge); the
+    model searches' clock jumps complete timed-out operations by their own atomic actions."""
+    if not s.tracks_purgatory:
+        return
+    for b, r in _running(s):
+        for op in r.purgatory:
+            if s.now_ms > op.deadline_ms:
+                yield Violation(
+                    "PurgatoryDeadlines",
+                    f"broker {b}: {purgatory.describe(op)} still waits at {s.now_ms} ms, past its deadline "
+                    f"{op.deadline_ms} ms",
+                )
+
+
+@_register(
+    "DelayedTriggersHonoured",
+    "DelayedOperationPurgatory.checkAndComplete; Partition.tryCompleteDelayedRequests; "
+    "ReplicaManager.addCompletePurgatoryAction, completeDelayedOperationsWhenNotPartitionLeader",
+    lambda s: (s.ghost.overdue,),
+)
+def delayed_triggers_honoured(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """Every completion trigger is honoured: a parked request that an HW advance, a log append, a
+    loss of leadership or its deadline made completable is completed before time moves on."""
+    for message in s.ghost.overdue:
+        yield Violation("DelayedTriggersHonoured", message)
 
 
 Memo = dict[str, tuple[ReplicationConfig, tuple[object, ...], list[Violation]]]

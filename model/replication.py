@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kconform.model import epochs
+from kconform.model import epochs, purgatory
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.model.errors import (
     FENCED_LEADER_EPOCH,
@@ -27,17 +27,18 @@ from kconform.model.errors import (
     NOT_LEADER_OR_FOLLOWER,
     OFFSET_OUT_OF_RANGE,
     REQUEST_TIMED_OUT,
-    UNKNOWN_LEADER_EPOCH,
 )
 from kconform.model.evolve import evolve
 from kconform.model.not_enabled import NotEnabled as NotEnabled
 from kconform.model.outcomes import EpochQueryResult, FetchResult, MetadataResult
 from kconform.model.records import Entry
 from kconform.model.state import (
+    CONSUMER_REPLICA,
     FETCHING,
     IDLE,
     TRUNCATING,
     Acked,
+    DelayedFetch,
     DelayedProduce,
     PartitionRecord,
     PendingIsr,
@@ -203,22 +204,20 @@ def leader_hw_target(s: State, cfg: ReplicationConfig, node: int) -> int:
 
 
 def _maybe_advance_hw(s: State, cfg: ReplicationConfig, node: int) -> State:
+    """Partition.maybeIncrementLeaderHW; an increase re-checks every parked operation
+    (tryCompleteDelayedRequests, model.purgatory)."""
     if not s.presumes_leadership(node):
         return s
     r = s.replica(node)
     target = leader_hw_target(s, cfg, node)
-    return s if target == r.hw else s.with_replica(node, evolve(r, hw=target))
+    if target == r.hw:
+        return s
+    return purgatory.trigger(s.with_replica(node, evolve(r, hw=target)), cfg, node)
 
 
 def _epoch_error(r: Replica, current_leader_epoch: int) -> int:
     """KIP-320 currentLeaderEpoch check (absent = -1 means no check)."""
-    if current_leader_epoch < 0:
-        return NONE
-    if r.leader_epoch > current_leader_epoch:
-        return FENCED_LEADER_EPOCH
-    if r.leader_epoch < current_leader_epoch:
-        return UNKNOWN_LEADER_EPOCH
-    return NONE
+    return purgatory.fence_error(r, current_leader_epoch)
 
 
 def _require_alive(s: State, node: int) -> Replica:
@@ -302,6 +301,9 @@ def apply_metadata(s: State, cfg: ReplicationConfig, node: int, rec: PartitionRe
         r = evolve(r, partition_epoch=rec.partition_epoch, isr=rec.isr, pending_isr=None)
         outcome = "update_isr"
     s = _maybe_advance_hw(s.with_replica(node, r), cfg, node)
+    if outcome == "become_follower":
+        # ReplicaManager.completeDelayedOperationsWhenNotPartitionLeader (applyLocalFollowersDelta)
+        s = purgatory.trigger(s, cfg, node)
     return s, MetadataOutcome(outcome, truncated_to, s.replica(node).hw)
 
 
@@ -335,17 +337,18 @@ def produce(s: State, cfg: ReplicationConfig, node: int, req: int, rid: int, ack
         ghost = evolve(ghost, acked=(*ghost.acked, acked))
     s = evolve(s, ghost=ghost)
     if acks == -1:
-        r = s.replica(node)
-        dp = DelayedProduce(req, rid, entry.offset, s.now_ms + cfg.request_timeout_ms)
-        s = s.with_replica(node, evolve(r, purgatory=(*r.purgatory, dp)))
+        s = purgatory.park(s, node, DelayedProduce(req, rid, entry.offset, s.now_ms + cfg.request_timeout_ms))
+    hw_before = s.replica(node).hw
     s = _maybe_advance_hw(s, cfg, node)
+    if s.replica(node).hw == hw_before:
+        s = purgatory.trigger(s, cfg, node, produces=False)  # LeaderHwChange.SAME: the LEO moved
     return s, ProduceOutcome(NONE, entry.offset, entry.epoch, s.replica(node).hw)
 
 
 def complete_produce(s: State, cfg: ReplicationConfig, node: int, req: int, error: int) -> State:
     """DelayedProduce completion: the answer must be one the broker's state justifies now."""
     r = _require_alive(s, node)
-    dp = next((d for d in r.purgatory if d.req == req), None)
+    dp = next((d for d in r.produces if d.req == req), None)
     if dp is None:
         raise NotEnabled(f"broker {node} has no delayed produce {req}")
     leads = s.presumes_leadership(node)
@@ -370,9 +373,8 @@ def complete_produce(s: State, cfg: ReplicationConfig, node: int, req: int, erro
             raise NotEnabled(f"NOT_LEADER_OR_FOLLOWER while broker {node} still leads")
     else:
         raise NotEnabled(f"a delayed produce cannot complete with error {error}")
-    i = r.purgatory.index(dp)  # a duplicated request has two entries with one req: complete one
-    r = evolve(r, purgatory=r.purgatory[:i] + r.purgatory[i + 1 :])
-    s = s.with_replica(node, r)
+    s = purgatory.take(s, node, dp)
+    r = s.replica(node)
     if error == NONE:
         acked = Acked(dp.rid, dp.offset, r.log[dp.offset].epoch, -1, True, r.leader_epoch)
         s = evolve(s, ghost=evolve(s.ghost, acked=(*s.ghost.acked, acked)))
@@ -423,10 +425,11 @@ def fetch_request(s: State, cfg: ReplicationConfig, follower: int) -> FetchReque
     return FetchRequest(r.leader, r.leo, lfe, cle, r.leader_epoch)
 
 
-def handle_fetch(
-    s: State, cfg: ReplicationConfig, leader: int, follower: int, q: FetchRequest
-) -> tuple[State, FetchResponse]:
-    """Leader side of a follower Fetch (Partition.fetchRecords + updateFollowerFetchState)."""
+def _follower_read(s: State, cfg: ReplicationConfig, leader: int, q: FetchRequest) -> FetchResponse:
+    """Partition.fetchRecords / readRecords for a follower, without touching its fetch state: the
+    epoch check, leadership, the diverging-epoch check, the offset range, then log[fetchOffset:LEO]
+    (``hw`` and ``leader_hw`` both the HW now). A delayed fetch answers with this read at completion
+    (DelayedFetch.onComplete reads again; the follower's state is not updated a second time)."""
     r = _require_alive(s, leader)
     leads = s.presumes_leadership(leader)
     error = _epoch_error(r, q.current_leader_epoch)
@@ -434,18 +437,28 @@ def handle_fetch(
         error = NOT_LEADER_OR_FOLLOWER
     if error != NONE:
         hw = r.hw if leads else -1
-        return s, FetchResponse(error, (), hw, -1, -1, r.leo, hw)
+        return FetchResponse(error, (), hw, -1, -1, r.leo, hw)
     if q.last_fetched_epoch >= 0:
         end_epoch, end_offset = epochs.end_offset_for(
             r.epoch_cache, q.last_fetched_epoch, r.leo, cfg.protocol.kafka_7415
         )
         if end_epoch == -1:
-            return s, FetchResponse(OFFSET_OUT_OF_RANGE, (), r.hw, -1, -1, r.leo, r.hw)
+            return FetchResponse(OFFSET_OUT_OF_RANGE, (), r.hw, -1, -1, r.leo, r.hw)
         if end_epoch < q.last_fetched_epoch or end_offset < q.fetch_offset:
-            return s, FetchResponse(NONE, (), r.hw, end_epoch, end_offset, r.leo, r.hw)
+            return FetchResponse(NONE, (), r.hw, end_epoch, end_offset, r.leo, r.hw)
     if q.fetch_offset > r.leo or q.fetch_offset < 0:
-        return s, FetchResponse(OFFSET_OUT_OF_RANGE, (), r.hw, -1, -1, r.leo, r.hw)
-    entries = r.log[q.fetch_offset :]
+        return FetchResponse(OFFSET_OUT_OF_RANGE, (), r.hw, -1, -1, r.leo, r.hw)
+    return FetchResponse(NONE, r.log[q.fetch_offset :], r.hw, -1, -1, r.leo, r.hw)
+
+
+def handle_fetch(
+    s: State, cfg: ReplicationConfig, leader: int, follower: int, q: FetchRequest
+) -> tuple[State, FetchResponse]:
+    """Leader side of a follower Fetch (Partition.fetchRecords + updateFollowerFetchState)."""
+    resp = _follower_read(s, cfg, leader, q)
+    if resp.error != NONE or resp.diverging_epoch != -1:
+        return s, resp
+    r = s.replica(leader)
     hw_before = r.hw
     rem = r.remotes[follower]
     caught: int | None = rem.last_caught_up_ms
@@ -461,7 +474,45 @@ def handle_fetch(
     )
     r = evolve(r, remotes=(*r.remotes[:follower], rem, *r.remotes[follower + 1 :]))
     s = _maybe_advance_hw(s.with_replica(leader, r), cfg, leader)
-    return s, FetchResponse(NONE, entries, hw_before, -1, -1, r.leo, s.replica(leader).hw)
+    return s, FetchResponse(NONE, resp.entries, hw_before, -1, -1, r.leo, s.replica(leader).hw)
+
+
+def fetch_waits(cfg: ReplicationConfig, resp: FetchResponse) -> bool:
+    """ReplicaManager.fetchMessages: a follower Fetch waits in the purgatory iff its maxWaitMs
+    (replica.fetch.wait.max.ms) is positive and the read found no error, no diverging epoch and
+    fewer than minBytes (replica.fetch.min.bytes) records."""
+    return (
+        cfg.replica_fetch_wait_max_ms > 0
+        and resp.error == NONE
+        and resp.diverging_epoch == -1
+        and len(resp.entries) < cfg.replica_fetch_min_bytes
+    )
+
+
+def park_fetch(
+    s: State, cfg: ReplicationConfig, leader: int, follower: int, req: int, q: FetchRequest
+) -> tuple[State, FetchResponse]:
+    """A follower Fetch that waits: the follower's fetch state is updated as for an answered
+    Fetch (the HW may advance), then a DelayedFetch of replica.fetch.wait.max.ms is parked."""
+    s, resp = handle_fetch(s, cfg, leader, follower, q)
+    if not fetch_waits(cfg, resp):
+        raise NotEnabled(
+            f"Fetch {req} from broker {follower} can be answered at once ({len(resp.entries)} records, "
+            f"error {resp.error}, replica.fetch.min.bytes {cfg.replica_fetch_min_bytes}, "
+            f"wait {cfg.replica_fetch_wait_max_ms} ms)"
+        )
+    r = s.replica(leader)
+    df = DelayedFetch(
+        req,
+        follower,
+        q.fetch_offset,
+        min(q.fetch_offset, r.leo),
+        q.last_fetched_epoch,
+        q.current_leader_epoch,
+        cfg.replica_fetch_min_bytes,
+        s.now_ms + cfg.replica_fetch_wait_max_ms,
+    )
+    return purgatory.park(s, leader, df), resp
 
 
 def _diverging_truncation(cfg: ReplicationConfig, r: Replica, epoch: int, end_offset: int) -> int:
@@ -675,6 +726,54 @@ def consumer_fetch(
     return evolve(s, ghost=evolve(s.ghost, consumed=consumed)), ConsumerFetchOutcome(NONE, entries, r.hw)
 
 
+def consumer_fetch_wait(
+    s: State,
+    cfg: ReplicationConfig,
+    node: int,
+    req: int,
+    offset: int,
+    current_leader_epoch: int,
+    min_bytes: int,
+    max_wait_ms: int,
+) -> tuple[State, ConsumerFetchOutcome, bool]:
+    """A consumer Fetch with fetch.min.bytes / fetch.max.wait.ms (ReplicaManager.fetchMessages):
+    answered at once (as ``consumer_fetch``) when maxWaitMs <= 0, on an error, or with at least
+    minBytes records below the HW; else nothing is returned now and a DelayedFetch of
+    ``max_wait_ms`` is parked (the third result says which)."""
+    after, out = consumer_fetch(s, cfg, node, offset, current_leader_epoch)
+    if max_wait_ms <= 0 or out.error != NONE or len(out.entries) >= min_bytes:
+        return after, out, False
+    r = s.replica(node)
+    df = DelayedFetch(
+        req, CONSUMER_REPLICA, offset, min(offset, r.hw), -1, current_leader_epoch, min_bytes, s.now_ms + max_wait_ms
+    )
+    return purgatory.park(s, node, df), ConsumerFetchOutcome(NONE, (), r.hw), True
+
+
+def complete_fetch(
+    s: State, cfg: ReplicationConfig, node: int, req: int
+) -> tuple[State, FetchResponse | ConsumerFetchOutcome]:
+    """A parked fetch completes (DelayedFetch.onComplete): allowed once tryComplete says so
+    (model.purgatory.fetch_ready) or its deadline came; the answer is a fresh read at completion
+    time within the request's isolation bound (LEO for a follower, HW for a consumer), carrying
+    the error the broker's state gives now (FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, ...)."""
+    r = _require_alive(s, node)
+    df = next((d for d in r.fetches if d.req == req), None)
+    if df is None:
+        raise NotEnabled(f"broker {node} has no delayed fetch {req}")
+    if not purgatory.fetch_ready(s, cfg, node, df) and s.now_ms < df.deadline_ms:
+        bound = purgatory.fetch_bound(r, df.from_follower)
+        raise NotEnabled(
+            f"delayed fetch {req} completed at {s.now_ms} ms with {max(bound - df.start_offset, 0)} of "
+            f"{df.min_bytes} records, before its deadline {df.deadline_ms} ms and without a completing condition"
+        )
+    s = purgatory.take(s, node, df)
+    if df.from_follower:
+        q = FetchRequest(node, df.fetch_offset, df.last_fetched_epoch, df.current_leader_epoch, -1)
+        return s, _follower_read(s, cfg, node, q)
+    return consumer_fetch(s, cfg, node, df.fetch_offset, df.current_leader_epoch)
+
+
 # =============================================================================================
 # Crash, restart, checkpoint, time
 # =============================================================================================
@@ -715,7 +814,14 @@ def checkpoint(s: State, cfg: ReplicationConfig, node: int) -> State:
 
 
 def advance_clock(s: State, now_ms: int) -> State:
-    """Simulated time only moves forward."""
+    """Simulated time only moves forward. When the state tracks the purgatory (the lockstep judge)
+    parked operations whose deadline came are due and those a trigger made due earlier are overdue
+    (model.purgatory.pass_time)."""
     if now_ms < s.now_ms:
         raise NotEnabled(f"clock moved backwards from {s.now_ms} to {now_ms} ms")
-    return evolve(s, now_ms=now_ms)
+    s = evolve(s, now_ms=now_ms)
+    return purgatory.pass_time(s, now_ms) if s.tracks_purgatory and _has_parked(s) else s
+
+
+def _has_parked(s: State) -> bool:
+    return any(r.purgatory for r in s.replicas)

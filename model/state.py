@@ -1,7 +1,8 @@
 """The state of one replicated partition as immutable, hashable values.
 
 Everything the protocol keeps is here: each replica's log, HW, epoch cache, its own view of the
-partition (leader, epochs, ISR), the leader's view of its followers, the produce purgatory, the
+partition (leader, epochs, ISR), the leader's view of its followers, the purgatory (delayed
+produces and delayed fetches, one structure as in Kafka's DelayedOperationPurgatory), the
 durable state a crash leaves behind, the controller's partition record, and ghost variables that
 only the invariants read (what leaders wrote, what was acknowledged, what consumers read).
 """
@@ -44,6 +45,39 @@ class DelayedProduce:
     deadline_ms: int
 
 
+CONSUMER_REPLICA = -1
+"""``DelayedFetch.replica`` of a consumer fetch (Kafka's FetchParams.replicaId = -1)."""
+
+
+@dataclass(frozen=True)
+class DelayedFetch:
+    """A Fetch parked in the leader's purgatory (DelayedFetch.scala; ReplicaManager.fetchMessages).
+
+    ``replica`` is the fetching follower's broker id, or CONSUMER_REPLICA for a read_uncommitted
+    consumer. Bytes are counted in records (the model's records carry no payload: one record is
+    one byte of ``min_bytes``). ``start_offset`` is where the byte count starts: the fetch offset,
+    or the isolation bound when the fetch asked above it (LocalLog.read answers an offset above
+    its bound with the bound's offset metadata, which DelayedFetch then counts from).
+    """
+
+    req: int
+    replica: int
+    fetch_offset: int
+    start_offset: int
+    last_fetched_epoch: int
+    current_leader_epoch: int
+    min_bytes: int
+    deadline_ms: int
+
+    @property
+    def from_follower(self) -> bool:
+        return self.replica != CONSUMER_REPLICA
+
+
+Delayed = DelayedProduce | DelayedFetch
+"""One parked operation of a broker's purgatory (DelayedOperation)."""
+
+
 @dataclass(frozen=True)
 class PendingIsr:
     """An AlterPartition in flight from this leader (KIP-497)."""
@@ -70,9 +104,22 @@ class Replica:
     fetch_state: str = IDLE
     remotes: tuple[RemoteReplica, ...] = ()
     pending_isr: PendingIsr | None = None
-    purgatory: tuple[DelayedProduce, ...] = ()
+    purgatory: tuple[Delayed, ...] = ()
+    due: tuple[int, ...] = ()
+    """Requests (``req``) of parked operations that a completion trigger found completable
+    (DelayedOperationPurgatory.checkAndComplete): each must complete before time moves on."""
     durable_leo: int = 0
     hw_checkpoint: int = 0
+
+    @property
+    def produces(self) -> tuple[DelayedProduce, ...]:
+        """The delayed produces of the purgatory, in creation order."""
+        return tuple(d for d in self.purgatory if isinstance(d, DelayedProduce))
+
+    @property
+    def fetches(self) -> tuple[DelayedFetch, ...]:
+        """The delayed fetches of the purgatory, in creation order."""
+        return tuple(d for d in self.purgatory if isinstance(d, DelayedFetch))
 
     @property
     def leo(self) -> int:
@@ -118,6 +165,9 @@ class Ghost:
     """Leader epochs that began with an unclean election."""
     crash_lost_data: bool = False
     """A crash discarded unflushed entries (flush_interval_ms > 0)."""
+    overdue: tuple[str, ...] = ()
+    """Parked operations a trigger made completable that were still parked when time moved on
+    (read by DelayedTriggersHonoured)."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +181,12 @@ class State:
     """Every partition record the controller ever published, by partition epoch."""
     now_ms: int = 0
     ghost: Ghost = field(default_factory=Ghost)
+    tracks_purgatory: bool = field(default=False, compare=False)
+    """Whether completion obligations and deadlines are judged (``Replica.due``, ``Ghost.overdue``;
+    model.purgatory; PurgatoryDeadlines, DelayedTriggersHonoured): on for the lockstep judge of a
+    configuration with delayed fetches, which sees a ClockAdvanced event at every time a timer
+    fires; off for the model searches, whose atomic actions jump time and complete parked
+    operations on their own terms. Not part of the state's identity (equality, hashing)."""
 
     def replica(self, node: int) -> Replica:
         """Broker ``node``'s replica; NotEnabled for an id that is not one of the replicas."""

@@ -38,6 +38,10 @@ def test_every_mutant_names_its_issue_and_symptom() -> None:
             "early-isr-expand",
             "hw-ignores-pending-isr",
             "acks-all-no-wait",
+            "delayed-fetch-misses-hw",
+            "delayed-fetch-early-return",
+            "delayed-fetch-reads-leo",
+            "delayed-fetch-survives-leader-change",
         ]
     )
     for name, doc in MUTANTS.items():

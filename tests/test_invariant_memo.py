@@ -17,7 +17,8 @@ from kconform.impl.mutants import mutants_of
 from kconform.model import invariants as I
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import config_from_json
-from kconform.model.state import State
+from kconform.model.replication import advance_clock
+from kconform.model.state import DelayedFetch, State
 from kconform.traces.corpus import ReadReport, read_manifest, read_traces
 from kconform.traces.events import Entry
 from kconform.traces.generate import Plan, generate
@@ -113,19 +114,47 @@ def test_each_invariant_declares_what_it_reads_and_a_memo_recomputes_what_change
         assert _reads(inv.state_check, s, cfg) <= _reads(inv.inputs, s), name
 
 
-def test_no_invariant_reads_the_clock() -> None:
+CLOCK_READERS = frozenset({"PurgatoryDeadlines"})
+"""The one invariant that reads the clock: only on states that track the purgatory (the lockstep
+judge's, State.tracks_purgatory) and only while something is parked; it declares the clock among
+its inputs (model.invariants._parked_and_clock)."""
+
+
+def test_no_invariant_reads_the_clock_but_the_purgatory_deadlines() -> None:
     """The judge skips the checks after a step that changes nothing they read, a clock tick among
-    them (Judge.unchanged): no invariant, of states or of steps, reads ``now_ms``."""
+    them (Judge.unchanged): no invariant, of states or of steps, reads ``now_ms``, except
+    PurgatoryDeadlines where the purgatory is tracked and something is parked."""
     cfg = ReplicationConfig()
     for s in [_committed(), *(bad(_committed()) for bad in BAD_STATES.values())]:
         for inv in I.INVARIANTS.values():
             if inv.state_check is not None:
-                assert ("now_ms",) not in _reads(inv.state_check, s, cfg), inv.name
+                reads = _reads(inv.state_check, s, cfg)
+                if ("now_ms",) in reads:
+                    assert inv.name in CLOCK_READERS and s.tracks_purgatory, inv.name
+                    assert inv.inputs is not None and ("now_ms",) in _reads(inv.inputs, s), inv.name
             else:
                 assert inv.step_check is not None
                 seen: set[tuple[str, ...]] = set()
                 list(inv.step_check(_Recorder(s, (), seen), _Recorder(s, (), seen), cfg))  # type: ignore[arg-type]
                 assert ("now_ms",) not in seen, inv.name
+
+
+def test_a_tick_past_a_deadline_is_not_skipped_by_the_judge() -> None:
+    """Judge.unchanged skips a step whose replicas, controller and ghost are the same objects: a
+    tick that brings or passes a parked operation's deadline changes a replica (model.purgatory's
+    pass_time), so PurgatoryDeadlines is judged on it; a tick on an empty purgatory changes nothing
+    it could find."""
+    cfg = ReplicationConfig()
+    judge = Judge(cfg)
+    parked = _set(_committed(), 0, purgatory=(DelayedFetch(9, -1, 1, 1, -1, 0, 1, 500),))
+    s = replace(parked, now_ms=400, tracks_purgatory=True)
+    at_deadline = advance_clock(s, 500)
+    assert not judge.unchanged(s, at_deadline) and I.check_state(at_deadline, cfg, frozenset(CLOCK_READERS)) == []
+    past = advance_clock(at_deadline, 501)
+    assert not judge.unchanged(at_deadline, past)
+    assert [v.invariant for v in I.check_state(past, cfg, frozenset(CLOCK_READERS))] == ["PurgatoryDeadlines"]
+    empty = replace(_committed(), now_ms=400, tracks_purgatory=True)
+    assert judge.unchanged(empty, advance_clock(empty, 10_000))
 
 
 def test_every_state_invariant_declares_inputs() -> None:

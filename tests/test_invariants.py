@@ -10,7 +10,7 @@ import pytest
 from kconform.model import invariants as I
 from kconform.model import replication as R
 from kconform.model.config import ReplicationConfig
-from kconform.model.state import State
+from kconform.model.state import DelayedFetch, State
 from kconform.traces.events import Entry
 from tests.modelkit import booted, replicate
 
@@ -59,6 +59,10 @@ BAD_STATES: dict[str, Callable[[State], State]] = {
     "LeaderWritesUnique": lambda s: replace(s, ghost=replace(s.ghost, written=s.ghost.written | {Entry(0, 0, 99)})),
     "WeakIsr": lambda s: _set(s, 1, log=()),
     "StrongIsr": lambda s: _set(_set(s, 0, isr=(0, 1)), 2, log=()),
+    "PurgatoryDeadlines": lambda s: replace(
+        _set(s, 0, purgatory=(DelayedFetch(9, -1, 1, 1, -1, 0, 1, 500),)), now_ms=501, tracks_purgatory=True
+    ),
+    "DelayedTriggersHonoured": lambda s: replace(s, ghost=replace(s.ghost, overdue=("broker 0: delayed fetch 9",))),
 }
 
 

@@ -166,7 +166,7 @@ def test_no_ack_for_a_record_truncated_away_while_the_produce_waited() -> None:
     cfg = _cfg(Protocol.TRUNCATE_TO_HW)
     path = ["move_leader(1)", "fence(1)", "write(0)", "metadata(0, pe=1)", "metadata(0, pe=2)", "write(0)"]
     s = replay(cfg, BOUNDS, path)[-1]
-    assert [dp.rid for dp in s.replica(0).purgatory] == [0, 1] and s.replica(0).hw == 1
+    assert [dp.rid for dp in s.replica(0).produces] == [0, 1] and s.replica(0).hw == 1
     labels = [label for label, _ in successors(s, cfg, BOUNDS)]
     assert "ack(0, 1)" in labels and "ack(0, 0)" not in labels
     with pytest.raises(R.NotEnabled, match="no longer at offset"):

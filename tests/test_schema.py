@@ -52,7 +52,13 @@ def test_every_field_becomes_one_column() -> None:
     names = {f.name for cls in EVENT_TYPES.values() for f in dataclasses.fields(cls)} - {"node"}
     assert {c.name for c in columns()} == names
     entries = next(c for c in columns() if c.name == "entries")
-    assert entries.type == "tuple[Entry, ...]" and set(entries.kinds) == {"fetch_handled", "consumer_fetch_handled"}
+    assert entries.type == "tuple[Entry, ...]" and set(entries.kinds) == {
+        "fetch_handled",
+        "fetch_completed",
+        "consumer_fetch_handled",
+        "consumer_fetch_wait_handled",
+        "consumer_fetch_completed",
+    }
 
 
 def test_a_field_name_with_two_types_is_refused() -> None:

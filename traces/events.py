@@ -71,7 +71,9 @@ Version 1: the replication slice. Version 2 adds the exactly-once slice (idempot
 transactions, LSO, read_committed, offsets); every version-1 file is a valid version-2 file. The
 fetch-session slice's event kinds were added within version 2 (no field of an existing kind
 changed, so every earlier file reads as before; an older kconform refuses a fetch file naming the
-unknown kind)."""
+unknown kind). So were the delayed-fetch kinds (fetch_parked, fetch_completed,
+consumer_fetch_wait_handled, consumer_fetch_completed): new kinds only, so every file written
+before reads back unchanged."""
 
 
 NO_LEADER = -1
@@ -423,6 +425,39 @@ class AlterPartitionApplied(Event):
     hw: int
 
 
+@dataclass(frozen=True)
+class FetchParked(Event):
+    """Leader ``node`` handled Fetch ``msg`` from ``follower`` and parked it (DelayedFetch;
+    ReplicaManager.fetchMessages): replica.fetch.wait.max.ms > 0 and the read found no error, no
+    diverging epoch and fewer than replica.fetch.min.bytes records. The follower's fetch state is
+    updated as for FetchHandled (``leader_hw`` is the HW after); nothing is sent until
+    FetchCompleted."""
+
+    kind: ClassVar[str] = "fetch_parked"
+    msg: int
+    follower: int
+    leader_hw: int
+
+
+@dataclass(frozen=True)
+class FetchCompleted(Event):
+    """Leader ``node`` answered the parked Fetch ``msg`` from ``follower`` (DelayedFetch.onComplete):
+    when tryComplete found it completable (fenced epoch, leadership lost, enough records, a
+    diverging epoch) or at its deadline. The answer is a fresh read as FetchHandled's, without
+    updating the follower's state again: ``hw`` = ``leader_hw`` = the HW now."""
+
+    kind: ClassVar[str] = "fetch_completed"
+    msg: int
+    follower: int
+    error: int
+    entries: tuple[Entry, ...]
+    hw: int
+    diverging_epoch: int
+    diverging_end_offset: int
+    leader_leo: int
+    leader_hw: int
+
+
 # --------------------------------------------------------------------------------------------
 # Consumer
 # --------------------------------------------------------------------------------------------
@@ -440,6 +475,41 @@ class ConsumerFetchHandled(Event):
     kind: ClassVar[str] = "consumer_fetch_handled"
     fetch_offset: int
     current_leader_epoch: int
+    error: int
+    entries: tuple[Entry, ...]
+    hw: int
+
+
+@dataclass(frozen=True)
+class ConsumerFetchWaitHandled(Event):
+    """Broker ``node`` handled consumer Fetch ``req`` with fetch.min.bytes ``min_bytes`` (counted in
+    records) and fetch.max.wait.ms ``max_wait_ms`` (ReplicaManager.fetchMessages).
+
+    As ConsumerFetchHandled, except that when ``max_wait_ms`` > 0, there is no error and fewer than
+    ``min_bytes`` records lie below the HW, the request is ``parked`` (DelayedFetch): no records
+    (``entries`` empty, ``hw`` the HW now) until ConsumerFetchCompleted."""
+
+    kind: ClassVar[str] = "consumer_fetch_wait_handled"
+    req: int
+    fetch_offset: int
+    current_leader_epoch: int
+    min_bytes: int
+    max_wait_ms: int
+    parked: bool
+    error: int
+    entries: tuple[Entry, ...]
+    hw: int
+
+
+@dataclass(frozen=True)
+class ConsumerFetchCompleted(Event):
+    """Broker ``node`` answered the parked consumer Fetch ``req`` (DelayedFetch.onComplete): a
+    fresh read as ConsumerFetchHandled's at completion time (records below the HW *now*; the
+    KIP-320 epoch check and leadership first, so a leader change answers FENCED_LEADER_EPOCH or
+    NOT_LEADER_OR_FOLLOWER)."""
+
+    kind: ClassVar[str] = "consumer_fetch_completed"
+    req: int
     error: int
     entries: tuple[Entry, ...]
     hw: int
@@ -973,12 +1043,16 @@ EVENT_TYPES: dict[str, type[Event]] = {
         FetchSent,
         FetchHandled,
         FetchApplied,
+        FetchParked,
+        FetchCompleted,
         EpochQuerySent,
         EpochQueryHandled,
         EpochQueryApplied,
         IsrChangeProposed,
         AlterPartitionApplied,
         ConsumerFetchHandled,
+        ConsumerFetchWaitHandled,
+        ConsumerFetchCompleted,
         CoordinatorMoved,
         CoordinatorLoaded,
         InitProducerIdHandled,

@@ -68,6 +68,18 @@ class RogueFetch(Operation):
 
 
 @dataclass(frozen=True)
+class ConsumeWait(Operation):
+    """The read_uncommitted consumer fetches from ``offset`` with fetch.min.bytes ``min_bytes``
+    (counted in records) and fetch.max.wait.ms ``max_wait_ms``: the broker may park the Fetch
+    (DelayedFetch) until enough records are committed, something else completes it, or the wait ends."""
+
+    kind: ClassVar[str] = "consume_wait"
+    offset: int
+    min_bytes: int
+    max_wait_ms: int
+
+
+@dataclass(frozen=True)
 class Crash(Operation):
     """Broker ``broker`` crashes (loses what it did not flush)."""
 
@@ -427,6 +439,7 @@ OPERATION_TYPES: dict[str, type[Operation]] = {
         Produce,
         Consume,
         RogueFetch,
+        ConsumeWait,
         Crash,
         Restart,
         Isolate,

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import z3  # type: ignore[import-untyped]
 
 from kconform.conformance.replication import bmc_encoding as enc
-from kconform.conformance.replication.explore import Found, canonical, replay
+from kconform.conformance.replication.explore import Found, canonical, refuse_delayed_fetch, replay
 from kconform.model.actions import SearchBounds, booted_state, successors
 from kconform.model.config import ReplicationConfig
 from kconform.model.invariants import INVARIANTS, Violation, check_state, check_step
@@ -130,6 +130,7 @@ def bmc(
     the one between them, so it ends in the same violating state, and it is lexicographically
     smaller - a contradiction. With a step invariant the last step's pre-state matters, so the
     last pair of steps is left unconstrained then. Shorter lengths only lose runs, so stay UNSAT."""
+    refuse_delayed_fetch(cfg)
     enc.check_supported(cfg, bounds)
     if solving not in SOLVING:
         raise ValueError(f"unknown solving mode {solving!r}: one of {SOLVING}")

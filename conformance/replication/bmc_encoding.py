@@ -181,10 +181,12 @@ def project(s: State, cfg: ReplicationConfig, d: Dims) -> Vector:
             out[f"{p}rem{f}.leo"] = rem.leo
             out[f"{p}rem{f}.caught"] = rem.last_caught_up_ms is not None
             out[f"{p}rem{f}.lfll"] = rem.last_fetch_leader_leo
-        pending = [dp.req for dp in r.purgatory]
+        if r.fetches or r.due:
+            raise Unsupported(f"broker {b}: delayed fetches {r.fetches} are not encoded")
+        pending = [dp.req for dp in r.produces]
         if pending != sorted(set(pending)):
             raise Unsupported(f"broker {b}: purgatory {r.purgatory} not in request order")
-        for dp in r.purgatory:
+        for dp in r.produces:
             if not (dp.req == dp.rid < len(written) and dp.offset == written[dp.rid].offset):
                 raise Unsupported(f"broker {b}: delayed produce {dp} is not its record's write")
             if dp.deadline_ms != cfg.request_timeout_ms:

@@ -43,8 +43,10 @@ REACH_MAX_STATES = 3_000
 def coverage_key(event: ev.Event) -> str:
     """The coverage key of ``event`` (conformance.coverage.outcome_key), except that a Fetch
     answered with a diverging epoch (error NONE, no records) is ``fetch_handled:diverging``."""
-    if isinstance(event, ev.FetchHandled) and event.error == ev.NONE and event.diverging_epoch >= 0:
+    if isinstance(event, ev.FetchHandled | ev.FetchCompleted) and event.error == ev.NONE and event.diverging_epoch >= 0:
         return f"{event.kind}:diverging"
+    if isinstance(event, ev.ConsumerFetchWaitHandled) and event.parked:
+        return f"{event.kind}:parked"
     return outcome_key(event)
 
 
@@ -84,15 +86,42 @@ STATIC_REACHABLE: tuple[tuple[str, tuple[Protocol, ...], str], ...] = (
 """(key, protocol rungs on which the model can produce it, why the bounded search misses it).
 A follower's outcomes need a follower: they are left out for a single replica."""
 
+_UNFENCED = tuple(p for p in Protocol if not p.fenced)
+
+DELAYED_REACHABLE: tuple[tuple[str, tuple[Protocol, ...], str], ...] = (
+    ("fetch_parked", _ANY_PROTOCOL, "a follower at the leader's LEO waits (replica.fetch.wait.max.ms > 0)"),
+    ("fetch_completed:NONE", _ANY_PROTOCOL, "a parked follower Fetch answered on an append or at its deadline"),
+    ("fetch_completed:FENCED_LEADER_EPOCH", _FENCED, "a parked follower Fetch when its leader became a follower"),
+    ("fetch_completed:NOT_LEADER_OR_FOLLOWER", _UNFENCED, "the same without KIP-320's epoch in the request"),
+    ("consumer_fetch_wait_handled:NONE", _ANY_PROTOCOL, "a waiting consumer Fetch with enough records"),
+    ("consumer_fetch_wait_handled:parked", _ANY_PROTOCOL, "a waiting consumer Fetch at the HW"),
+    ("consumer_fetch_wait_handled:OFFSET_OUT_OF_RANGE", _ANY_PROTOCOL, "a waiting consumer Fetch past the LEO"),
+    ("consumer_fetch_wait_handled:FENCED_LEADER_EPOCH", _FENCED, "a waiting consumer Fetch with a stale epoch"),
+    ("consumer_fetch_completed:NONE", _ANY_PROTOCOL, "a parked consumer Fetch answered on an HW advance or deadline"),
+    ("consumer_fetch_completed:FENCED_LEADER_EPOCH", _FENCED, "a parked consumer Fetch when its broker lost the lead"),
+    ("consumer_fetch_completed:NOT_LEADER_OR_FOLLOWER", _UNFENCED, "the same without KIP-320's epoch"),
+)
+"""Keys reachable only with delayed fetches (``ReplicationConfig.delayed_fetch``): the bounded
+search has no delayed fetches (its Fetch round trips are atomic). The follower's need
+replica.fetch.wait.max.ms > 0, the consumer's fetch.max.wait.ms > 0."""
+
 _FOLLOWER_KINDS = ("fetch_", "epoch_query_")
 
 _cache: dict[ReplicationConfig, frozenset[str]] = {}
 
 
 def search_config(cfg: ReplicationConfig) -> ReplicationConfig:
-    """The configuration the reachability search runs: ``cfg`` with at most REACH_MAX_REPLICAS."""
+    """The configuration the reachability search runs: ``cfg`` with at most REACH_MAX_REPLICAS and
+    without fetch waits (the search's Fetch round trips are atomic; DELAYED_REACHABLE adds the
+    delayed-fetch keys)."""
     replicas = min(cfg.replicas, REACH_MAX_REPLICAS)
-    return dataclasses.replace(cfg, replicas=replicas, min_insync_replicas=min(cfg.min_insync_replicas, replicas))
+    return dataclasses.replace(
+        cfg,
+        replicas=replicas,
+        min_insync_replicas=min(cfg.min_insync_replicas, replicas),
+        replica_fetch_wait_max_ms=0,
+        fetch_max_wait_ms=0,
+    )
 
 
 def searched_keys(
@@ -126,15 +155,20 @@ def reachable_keys(cfg: ReplicationConfig) -> frozenset[str]:
     """The keys the model can produce for ``cfg``: the bounded search's, plus STATIC_REACHABLE's
     for its protocol rung. Cached per configuration (in memory)."""
     key = search_config(cfg)
-    found = _cache.get(key)
+    found = _cache.get(cfg)
     if found is None:
+        table = STATIC_REACHABLE + tuple(
+            row
+            for row in DELAYED_REACHABLE
+            if (cfg.fetch_max_wait_ms > 0 if row[0].startswith("consumer") else cfg.replica_fetch_wait_max_ms > 0)
+        )
         static = {
             k
-            for k, rungs, _why in STATIC_REACHABLE
+            for k, rungs, _why in table
             if key.protocol in rungs and (key.replicas > 1 or not k.startswith(_FOLLOWER_KINDS))
         }
         found = searched_keys(key) | static
-        _cache[key] = found
+        _cache[cfg] = found
     return found
 
 
@@ -150,7 +184,7 @@ def _probes(s: State, cfg: ReplicationConfig, bounds: SearchBounds) -> list[str]
     for b in cfg.brokers:
         labels.update(dict.fromkeys((f"write({b})", f"replicate({b})", f"truncate({b})")))
         labels.update(dict.fromkeys(f"metadata({b}, pe={rec.partition_epoch})" for rec in s.published))
-        for dp in s.replica(b).purgatory:
+        for dp in s.replica(b).produces:
             labels.update(dict.fromkeys(f"ack({b}, {dp.req}, {ev.ERRORS[e]})" for e in _ACK_ERRORS))
         for f in cfg.brokers:
             if f != b:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import networkx as nx
 
 from kconform.model.actions import SearchBounds, booted_state, successors
-from kconform.model.config import ReplicationConfig
+from kconform.model.config import ConfigError, ReplicationConfig
 from kconform.model.invariants import Violation, check_state, check_step
 from kconform.model.state import DelayedProduce, RemoteReplica, Replica, State
 
@@ -66,7 +66,7 @@ def canonical(s: State, cfg: ReplicationConfig) -> State:
         return replace(
             r,
             remotes=tuple(remote(rem) for rem in r.remotes),
-            purgatory=tuple(delayed(dp) for dp in r.purgatory),
+            purgatory=tuple(delayed(dp) for dp in r.produces),
         )
 
     return replace(s, replicas=tuple(replica(r) for r in s.replicas), now_ms=0, ghost=ghost)
@@ -126,6 +126,15 @@ def _failing(found: list[Violation]) -> Violation | None:
     return next((v for v in found if not v.allowed), None)
 
 
+def refuse_delayed_fetch(cfg: ReplicationConfig) -> None:
+    """The model searches' Fetch round trips are atomic: they do not model delayed fetches."""
+    if cfg.delayed_fetch:
+        raise ConfigError(
+            "the model searches (explore, bmc) do not model delayed fetches: set replica_fetch_wait_max_ms "
+            "and fetch_max_wait_ms to 0 (the lockstep gate checks the purgatory)"
+        )
+
+
 def explore(
     cfg: ReplicationConfig,
     bounds: SearchBounds,
@@ -144,6 +153,7 @@ def explore(
     one is recorded and the search goes on. ``keep_graph`` keeps the explored networkx graph
     (memory grows with the edges).
     """
+    refuse_delayed_fetch(cfg)
     # States are acyclic immutable values: the cyclic collector only costs time here.
     was_enabled = gc.isenabled()
     gc.disable()

@@ -67,6 +67,18 @@ def rules(base: type[SliceMachine], cfg: ReplicationConfig) -> type[SliceMachine
             """A fetch a buggy, old or malicious consumer sends (issue 17)."""
             self._do(ops.RogueFetch(broker, offset, epoch_delta))
 
+        if cfg.fetch_max_wait_ms > 0:  # drawn only then: seeded runs of other configs stay identical
+
+            @precondition(lambda self: "consume" in self.families)
+            @rule(
+                offset=st.integers(0, 8),
+                min_bytes=st.integers(1, cfg.fetch_min_bytes),
+                max_wait_ms=st.sampled_from(sorted({0, 100, cfg.fetch_max_wait_ms})),
+            )
+            def consume_wait(self, offset: int, min_bytes: int, max_wait_ms: int) -> None:
+                """A consumer Fetch with fetch.min.bytes / fetch.max.wait.ms (DelayedFetch)."""
+                self._do(ops.ConsumeWait(offset=offset, min_bytes=min_bytes, max_wait_ms=max_wait_ms))
+
         @precondition(lambda self: "crash" in self.families)
         @rule(broker=brokers)
         def crash(self, broker: int) -> None:

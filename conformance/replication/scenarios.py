@@ -124,12 +124,56 @@ ADVERSARIAL_CONSUMER = Scenario(
     ),
 )
 
-SCENARIOS: dict[str, Scenario] = {s.name: s for s in (FAST_FAILOVER, REJOIN_BEFORE_EPOCH_START, ADVERSARIAL_CONSUMER)}
+DELAYED_FETCH = Scenario(
+    name="delayed-fetch",
+    doc=(
+        "DelayedFetch's completion triggers (KAFKA-14334, KAFKA-3159; DelayedFetch.tryComplete): a "
+        "consumer Fetch parks at the HW, an acks=1 write moves only the LEO (must not complete it: "
+        "nothing is committed), replication advances the HW (must complete it at once); a Fetch "
+        "waiting for two records sees two writes in a row; a Fetch waiting for one record sees two "
+        "writes in a row, so the HW at completion trails the LEO (the answer stops at the HW); a "
+        "Fetch parked with a long wait sees its broker lose leadership (must answer "
+        "FENCED_LEADER_EPOCH at once, not at its deadline). Runs only with waiting consumer "
+        "fetches (fetch_max_wait_ms > 0)."
+    ),
+    min_replicas=2,
+    ops=(
+        o.Run(1000),
+        o.ConsumeWait(0, 1, 500),
+        o.Run(10),
+        o.Produce(1, 1),
+        o.Run(50),
+        o.Run(1000),
+        o.ConsumeWait(1, 2, 800),
+        o.Run(10),
+        o.Produce(2, 1),
+        o.Produce(3, 1),
+        o.Run(2000),
+        o.ConsumeWait(3, 1, 800),
+        o.Run(10),
+        o.Produce(4, 1),
+        o.Produce(5, 1),
+        o.Run(2000),
+        o.ConsumeWait(5, 1, 5000),
+        o.Run(10),
+        o.MoveLeader(1),
+        o.Run(3000),
+    ),
+)
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s for s in (FAST_FAILOVER, REJOIN_BEFORE_EPOCH_START, ADVERSARIAL_CONSUMER, DELAYED_FETCH)
+}
 
 
 def zoo(cfg: ReplicationConfig) -> list[Scenario]:
-    """The scenarios that apply to ``cfg`` (enough replicas), in the order they run."""
-    return [s for s in SCENARIOS.values() if cfg.replicas >= s.min_replicas]
+    """The scenarios that apply to ``cfg`` (enough replicas; the delayed-fetch one only with waiting
+    consumer fetches), in the order they run."""
+    return [
+        s
+        for s in SCENARIOS.values()
+        if cfg.replicas >= s.min_replicas and (s is not DELAYED_FETCH or cfg.fetch_max_wait_ms > 0)
+    ]
 
 
 def first_failing_scenario(

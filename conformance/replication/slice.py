@@ -14,10 +14,21 @@ from kconform.model import invariants
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import REPLICATION, replication_from_json
 
+GATE_CONFIG = ReplicationConfig(replica_fetch_wait_max_ms=500, fetch_max_wait_ms=500, fetch_min_bytes=2)
+"""The configuration ``--slice all`` gates: the suite's defaults with Kafka's default fetch waits
+(replica.fetch.wait.max.ms and fetch.max.wait.ms 500 ms), so followers and consumers wait in the
+purgatory (DelayedFetch); consumers draw fetch.min.bytes 1 or 2."""
+
 
 def describe(cfg: ReplicationConfig) -> str:
     """The gate's one-line description of a replication configuration."""
-    return f"protocol={cfg.protocol.value} replicas={cfg.replicas} min.insync.replicas={cfg.min_insync_replicas}"
+    out = f"protocol={cfg.protocol.value} replicas={cfg.replicas} min.insync.replicas={cfg.min_insync_replicas}"
+    if cfg.delayed_fetch:
+        out += (
+            f" replica.fetch.wait.max.ms={cfg.replica_fetch_wait_max_ms} fetch.max.wait.ms={cfg.fetch_max_wait_ms}"
+            f" fetch.min.bytes<={cfg.fetch_min_bytes}"
+        )
+    return out
 
 
 SLICE: Slice[ReplicationConfig] = Slice(
@@ -25,7 +36,7 @@ SLICE: Slice[ReplicationConfig] = Slice(
     title="replication of one partition (LEO, HW, ISR, leader epochs, truncation, elections, acks)",
     config_type=ReplicationConfig,
     parse_config=replication_from_json,
-    gate_configs=lambda: ((REPLICATION, ReplicationConfig()),),
+    gate_configs=lambda: ((REPLICATION, GATE_CONFIG),),
     describe=describe,
     make_judge=Judge,
     invariants=lambda: invariants.INVARIANTS,

@@ -21,10 +21,14 @@ from kconform.traces.events import (
     BrokerCrashed,
     BrokerRestarted,
     Checkpointed,
+    ConsumerFetchCompleted,
     ConsumerFetchHandled,
+    ConsumerFetchWaitHandled,
     Entry,
     EpochQueryHandled,
+    FetchCompleted,
     FetchHandled,
+    FetchParked,
     IsrChangeProposed,
     MetadataApplied,
     ProduceCompleted,
@@ -51,7 +55,7 @@ from .messages import (
     ProduceResponse,
 )
 from .partition import Partition
-from .purgatory import DelayedProduce, ProducePurgatory
+from .purgatory import DelayedFetch, DelayedProduce, Purgatory
 from .runtime import Runtime
 
 
@@ -69,7 +73,7 @@ class Broker(Handlers):
             broker_id, rt, ReplicaLog(self.disk, self._sync_appends, rt.config.protocol.kafka_7415)
         )
         self.fetcher = ReplicaFetcher(broker_id, rt, self.partition)
-        self.purgatory = ProducePurgatory()
+        self.purgatory = Purgatory()
 
     @property
     def _sync_appends(self) -> bool:
@@ -118,7 +122,7 @@ class Broker(Handlers):
             ReplicaLog.recover(self.disk, self._sync_appends, self.rt.config.protocol.kafka_7415),
         )
         self.fetcher = ReplicaFetcher(self.broker_id, self.rt, self.partition)
-        self.purgatory = ProducePurgatory()
+        self.purgatory = Purgatory()
         self.rt.events.emit(BrokerRestarted(self.broker_id, self.log.leo, self.log.hw))
         self.start_timers()
 
@@ -191,7 +195,7 @@ class Broker(Handlers):
         hw_increased = self.partition.maybe_increment_hw()
         self._emit_metadata(update, "become_leader", -1)
         if hw_increased:
-            self._complete_delayed_produces()
+            self._complete_delayed()
 
     def _become_follower(self, update: MetadataUpdate) -> None:
         """Partition.makeFollower + fetcher start, per protocol rung (kafka-facts §3.8).
@@ -215,8 +219,15 @@ class Broker(Handlers):
             else:
                 state = FetchState.FETCHING
         self._emit_metadata(update, "become_follower", truncated_to)
+        # ReplicaManager.completeDelayedOperationsWhenNotPartitionLeader: every parked operation is
+        # re-checked and completes (not the leader any more; a fetch reads again and answers the error)
         for op in failed:
-            self._finish_produce(op, NOT_LEADER_OR_FOLLOWER)
+            if isinstance(op, DelayedProduce):
+                self._finish_produce(op, NOT_LEADER_OR_FOLLOWER)
+            elif self.rt.mutant(mutants.DELAYED_FETCH_SURVIVES_LEADER_CHANGE):
+                self.purgatory.keep(op)  # left parked until its deadline
+            else:
+                self._finish_fetch(op)
         self.fetcher.start(state)
 
     def _update_isr(self, update: MetadataUpdate) -> None:
@@ -225,7 +236,7 @@ class Broker(Handlers):
         hw_increased = self.partition.maybe_increment_hw()
         self._emit_metadata(update, "update_isr", -1)
         if hw_increased:
-            self._complete_delayed_produces()
+            self._complete_delayed()
 
     # -------------------------------------------------------------------------------- produce
 
@@ -262,7 +273,9 @@ class Broker(Handlers):
             else:
                 self._watch_produce(msg, entry.offset)
         if hw_increased:
-            self._complete_delayed_produces()
+            self._complete_delayed()
+        else:
+            self._complete_delayed_fetches(hw_increased=False)  # LeaderHwChange.SAME: the LEO moved
 
     def _watch_produce(self, msg: Message, offset: int) -> None:
         timeout_ms = self.rt.config.request_timeout_ms
@@ -272,18 +285,20 @@ class Broker(Handlers):
             timeout_ms, self.broker_id, "produce-timeout", lambda: self._on_produce_timeout(op_id)
         )
 
-    def _complete_delayed_produces(self) -> None:
-        """Re-check the purgatory after the HW increased (DelayedProduce.tryComplete)."""
+    def _complete_delayed(self) -> None:
+        """Re-check the whole purgatory after the HW increased (Partition.tryCompleteDelayedRequests:
+        DelayedProduce.tryComplete, then DelayedFetch.tryComplete)."""
         ready = self.purgatory.complete_ready(
             self.log.hw, len(self.partition.maximal_isr()), self.rt.config.effective_min_isr
         )
         for op, error in ready:
             self._finish_produce(op, error)
+        self._complete_delayed_fetches(hw_increased=True)
 
     def _on_produce_timeout(self, op_id: int) -> None:
         """DelayedProduce expiry: REQUEST_TIMED_OUT once the deadline is reached."""
         op = self.purgatory.expire(op_id)
-        if op is not None:
+        if isinstance(op, DelayedProduce):
             self._finish_produce(op, REQUEST_TIMED_OUT)
 
     def _finish_produce(self, op: DelayedProduce, error: int) -> None:
@@ -296,16 +311,12 @@ class Broker(Handlers):
 
     # ------------------------------------------------------------------------ follower fetch
 
-    @handles(FetchRequest)
-    def _on_fetch(self, msg: Message, req: FetchRequest) -> None:
-        """FetchHandled (Partition.fetchRecords / readRecords; KIP-320, KIP-595, kafka-facts §3.7-3.8).
-
-        Epoch check, leadership, diverging epoch, offset range, then read to the LEO and update the
-        follower's fetch state; an ISR expansion and completed produces may follow.
-        """
+    def _follower_read(self, req: FetchRequest) -> tuple[int, tuple[Entry, ...], int, int]:
+        """Partition.fetchRecords / readRecords for a follower without touching its fetch state:
+        (error, entries, diverging epoch, diverging end offset). Epoch check, leadership, diverging
+        epoch, offset range, then log[fetchOffset:LEO]."""
         partition = self.partition
         log = self.log
-        follower = msg.src
         error = partition.check_current_leader_epoch(req.current_leader_epoch)
         if error is None and not partition.is_leader:
             error = NOT_LEADER_OR_FOLLOWER
@@ -314,28 +325,60 @@ class Broker(Handlers):
             if end_epoch == -1:
                 error = OFFSET_OUT_OF_RANGE
             elif end_epoch < req.last_fetched_epoch or end_offset < req.fetch_offset:
-                self._answer_fetch(msg, req, NONE, (), log.hw, end_epoch, end_offset, log.hw)
-                return
+                return NONE, (), end_epoch, end_offset
         if error is None and not 0 <= req.fetch_offset <= log.leo:
             error = OFFSET_OUT_OF_RANGE
         if error is not None:
-            hw = self._error_hw()
-            self._answer_fetch(msg, req, error, (), hw, -1, -1, hw)
+            return error, (), -1, -1
+        return NONE, log.read(req.fetch_offset, log.leo), -1, -1
+
+    @handles(FetchRequest)
+    def _on_fetch(self, msg: Message, req: FetchRequest) -> None:
+        """FetchHandled or FetchParked (Partition.fetchRecords / readRecords; KIP-320, KIP-595,
+        kafka-facts §3.7-3.8; ReplicaManager.fetchMessages).
+
+        Epoch check, leadership, diverging epoch, offset range, then read to the LEO and update the
+        follower's fetch state; with replica.fetch.wait.max.ms > 0 and fewer than
+        replica.fetch.min.bytes records the Fetch waits in the purgatory (DelayedFetch). An ISR
+        expansion and completed delayed operations may follow.
+        """
+        partition = self.partition
+        log = self.log
+        follower = msg.src
+        error, entries, diverging_epoch, diverging_end_offset = self._follower_read(req)
+        if error != NONE or diverging_epoch >= 0:
+            hw = self._error_hw() if error != NONE else log.hw
+            self._answer_fetch(msg.msg_id, msg.src, req, error, (), hw, diverging_epoch, diverging_end_offset, hw)
             return
-        entries = log.read(req.fetch_offset, log.leo)
         hw_before = log.hw
         partition.update_follower_fetch_state(follower, req.fetch_offset)
         hw_increased = partition.maybe_increment_hw()
-        self._answer_fetch(msg, req, NONE, entries, hw_before, -1, -1, log.hw)
+        cfg = self.rt.config
+        if cfg.replica_fetch_wait_max_ms > 0 and len(entries) < cfg.replica_fetch_min_bytes:
+            self.rt.events.emit(FetchParked(self.broker_id, msg.msg_id, follower, log.hw))
+            self._park_fetch(
+                msg,
+                req,
+                True,
+                req.fetch_offset,
+                min(req.fetch_offset, log.leo),
+                req.last_fetched_epoch,
+                req.current_leader_epoch,
+                cfg.replica_fetch_min_bytes,
+                cfg.replica_fetch_wait_max_ms,
+            )
+        else:
+            self._answer_fetch(msg.msg_id, msg.src, req, NONE, entries, hw_before, -1, -1, log.hw)
         expanded = partition.isr_expand_proposal(follower)
         if expanded is not None:
             self._propose_isr(expanded)
         if hw_increased:
-            self._complete_delayed_produces()
+            self._complete_delayed()
 
     def _answer_fetch(
         self,
-        msg: Message,
+        msg_id: int,
+        follower: int,
         req: FetchRequest,
         error: int,
         entries: tuple[Entry, ...],
@@ -343,13 +386,15 @@ class Broker(Handlers):
         diverging_epoch: int,
         diverging_end_offset: int,
         leader_hw: int,
+        delayed: bool = False,
     ) -> None:
         leo = self.log.leo
+        event = FetchCompleted if delayed else FetchHandled
         self.rt.events.emit(
-            FetchHandled(
+            event(
                 self.broker_id,
-                msg.msg_id,
-                msg.src,
+                msg_id,
+                follower,
                 error,
                 entries,
                 hw,
@@ -360,7 +405,7 @@ class Broker(Handlers):
             )
         )
         response = FetchResponse(
-            msg.msg_id,
+            msg_id,
             error,
             entries,
             hw,
@@ -371,7 +416,97 @@ class Broker(Handlers):
             req.follower_epoch,
             req.fetch_offset,
         )
-        self.rt.network.send(self.broker_id, msg.src, response)
+        self.rt.network.send(self.broker_id, follower, response)
+
+    # ------------------------------------------------------------------ delayed fetches
+
+    def _park_fetch(
+        self,
+        msg: Message,
+        request: FetchRequest | ConsumerFetchRequest,
+        follower: bool,
+        fetch_offset: int,
+        start_offset: int,
+        last_fetched_epoch: int,
+        current_leader_epoch: int,
+        min_bytes: int,
+        max_wait_ms: int,
+    ) -> None:
+        """DelayedFetch: park the request until tryComplete says so or ``max_wait_ms`` passed."""
+        deadline_ms = self.rt.now_ms + max_wait_ms
+        op = self.purgatory.watch_fetch(
+            lambda op_id: DelayedFetch(
+                op_id,
+                msg.msg_id,
+                msg.src,
+                follower,
+                fetch_offset,
+                start_offset,
+                last_fetched_epoch,
+                current_leader_epoch,
+                min_bytes,
+                deadline_ms,
+                request,
+            )
+        )
+        op_id = op.op_id
+        op.timer = self.rt.scheduler.schedule(
+            max_wait_ms, self.broker_id, "fetch-timeout", lambda: self._on_fetch_timeout(op_id)
+        )
+
+    def _fetch_ready(self, op: DelayedFetch) -> bool:
+        """DelayedFetch.tryComplete, cases A-H (kafka-facts §6): fenced epoch or not leader; fetch
+        offset past the isolation bound (LEO for a follower, HW for a consumer); a follower's
+        diverging or undefined lastFetchedEpoch; at least minBytes records past the start."""
+        partition = self.partition
+        log = self.log
+        if partition.check_current_leader_epoch(op.current_leader_epoch) is not None or not partition.is_leader:
+            return True
+        bound = log.leo if op.follower else log.hw
+        if op.start_offset > bound:
+            return True
+        if op.follower and op.last_fetched_epoch >= 0:
+            end_epoch, end_offset = log.epochs.end_offset_for(op.last_fetched_epoch, log.leo)
+            if end_epoch == -1 or end_offset == -1:
+                return True
+            if end_epoch < op.last_fetched_epoch or end_offset < op.fetch_offset:
+                return True
+        if self.rt.mutant(mutants.DELAYED_FETCH_EARLY_RETURN):
+            return True
+        return bound - op.start_offset >= op.min_bytes
+
+    def _complete_delayed_fetches(self, hw_increased: bool) -> None:
+        """checkAndComplete on the fetch purgatory: every parked fetch that is ready now answers."""
+        if not len(self.purgatory):
+            return
+        skip_consumers = hw_increased and self.rt.mutant(mutants.DELAYED_FETCH_MISSES_HW)
+        for op in self.purgatory.take_fetches(
+            lambda op: not (skip_consumers and not op.follower) and self._fetch_ready(op)
+        ):
+            self._finish_fetch(op)
+
+    def _on_fetch_timeout(self, op_id: int) -> None:
+        """DelayedFetch expiry: answered with what is there at the deadline."""
+        op = self.purgatory.expire(op_id)
+        if isinstance(op, DelayedFetch):
+            self._finish_fetch(op)
+
+    def _finish_fetch(self, op: DelayedFetch) -> None:
+        """DelayedFetch.onComplete: read again now and answer (the follower's state is not updated
+        a second time)."""
+        self.rt.scheduler.cancel(op.timer)
+        request = op.request
+        if isinstance(request, FetchRequest):
+            error, entries, diverging_epoch, diverging_end_offset = self._follower_read(request)
+            hw = self._error_hw() if error != NONE else self.log.hw
+            self._answer_fetch(
+                op.req, op.client, request, error, entries, hw, diverging_epoch, diverging_end_offset, hw, delayed=True
+            )
+            return
+        assert isinstance(request, ConsumerFetchRequest)
+        error, entries, hw = self._consumer_read(request.fetch_offset, request.current_leader_epoch, delayed=True)
+        self.rt.events.emit(ConsumerFetchCompleted(self.broker_id, op.req, error, entries, hw))
+        self.rt.network.send(self.broker_id, op.client, ConsumerFetchResponse(op.req, error, entries, hw))
 
     # ---------------------------------------------------------------- OffsetsForLeaderEpoch
 
@@ -421,7 +556,7 @@ class Broker(Handlers):
             IsrChangeProposed(self.broker_id, msg, isr, view.leader_epoch, view.partition_epoch, self.log.hw)
         )
         if hw_increased:
-            self._complete_delayed_produces()
+            self._complete_delayed()
 
     @handles(AlterPartitionResponse)
     def _on_alter_partition_response(self, msg: Message, resp: AlterPartitionResponse) -> None:
@@ -437,26 +572,66 @@ class Broker(Handlers):
             AlterPartitionApplied(self.broker_id, resp.req, resp.error, resp.isr, resp.partition_epoch, self.log.hw)
         )
         if hw_increased:
-            self._complete_delayed_produces()
+            self._complete_delayed()
 
     # ------------------------------------------------------------------------------ consumers
 
-    @handles(ConsumerFetchRequest)
-    def _on_consumer_fetch(self, msg: Message, req: ConsumerFetchRequest) -> None:
-        """ConsumerFetchHandled: read_uncommitted Fetch up to the HW (KIP-320 check, kafka-facts §4)."""
-        error = self.partition.check_current_leader_epoch(req.current_leader_epoch)
+    def _consumer_read(
+        self, fetch_offset: int, current_leader_epoch: int, delayed: bool = False
+    ) -> tuple[int, tuple[Entry, ...], int]:
+        """A read_uncommitted read (FetchIsolation.HIGH_WATERMARK): (error, entries, hw) after the
+        KIP-320 check, leadership and the offset range (kafka-facts §4)."""
+        error = self.partition.check_current_leader_epoch(current_leader_epoch)
         if error is None and not self.partition.is_leader:
             error = NOT_LEADER_OR_FOLLOWER
-        if error is None and not 0 <= req.fetch_offset <= self.log.leo:
+        if error is None and not 0 <= fetch_offset <= self.log.leo:
             error = OFFSET_OUT_OF_RANGE
         if error is not None:
-            entries: tuple[Entry, ...] = ()
-            hw = self._error_hw()
+            return error, (), self._error_hw()
+        hw = self.log.hw
+        bound = self.log.leo if delayed and self.rt.mutant(mutants.DELAYED_FETCH_READS_LEO) else hw
+        return NONE, self.log.read(fetch_offset, bound), hw
+
+    @handles(ConsumerFetchRequest)
+    def _on_consumer_fetch(self, msg: Message, req: ConsumerFetchRequest) -> None:
+        """ConsumerFetchHandled: read_uncommitted Fetch up to the HW (KIP-320 check, kafka-facts §4);
+        a Fetch with fetch.min.bytes / fetch.max.wait.ms (``waits``) reports ConsumerFetchWaitHandled
+        and, when it finds fewer than minBytes records below the HW, waits in the purgatory."""
+        error, entries, hw = self._consumer_read(req.fetch_offset, req.current_leader_epoch)
+        if req.waits:
+            parked = req.max_wait_ms > 0 and error == NONE and len(entries) < req.min_bytes
+            if parked:
+                entries = ()
+            self.rt.events.emit(
+                ConsumerFetchWaitHandled(
+                    self.broker_id,
+                    msg.msg_id,
+                    req.fetch_offset,
+                    req.current_leader_epoch,
+                    req.min_bytes,
+                    req.max_wait_ms,
+                    parked,
+                    error,
+                    entries,
+                    hw,
+                )
+            )
+            if parked:
+                start = min(req.fetch_offset, self.log.hw)
+                self._park_fetch(
+                    msg,
+                    req,
+                    False,
+                    req.fetch_offset,
+                    start,
+                    -1,
+                    req.current_leader_epoch,
+                    req.min_bytes,
+                    req.max_wait_ms,
+                )
+                return
         else:
-            error = NONE
-            hw = self.log.hw
-            entries = self.log.read(req.fetch_offset, hw)
-        self.rt.events.emit(
-            ConsumerFetchHandled(self.broker_id, req.fetch_offset, req.current_leader_epoch, error, entries, hw)
-        )
+            self.rt.events.emit(
+                ConsumerFetchHandled(self.broker_id, req.fetch_offset, req.current_leader_epoch, error, entries, hw)
+            )
         self.rt.network.send(self.broker_id, msg.src, ConsumerFetchResponse(msg.msg_id, error, entries, hw))

@@ -79,6 +79,14 @@ class Consumer(_Client):
         epoch = max(-1, self.controller.record.leader_epoch + epoch_delta) if fenced else -1
         self.rt.network.send(self.node, broker, ConsumerFetchRequest(offset, epoch))
 
+    def consume_wait(self, offset: int, min_bytes: int, max_wait_ms: int) -> None:
+        """A Fetch with fetch.min.bytes / fetch.max.wait.ms: the broker may park it (DelayedFetch)."""
+        if self.leader == NO_LEADER:
+            return
+        current_leader_epoch = self.leader_epoch if self.rt.config.protocol.fenced else -1
+        request = ConsumerFetchRequest(offset, current_leader_epoch, True, min_bytes, max_wait_ms)
+        self.rt.network.send(self.node, self.leader, request)
+
     def receive(self, msg: Message) -> None:
         payload = msg.payload
         assert isinstance(payload, ConsumerFetchResponse), f"consumer got {type(payload).__name__}"

@@ -1,7 +1,8 @@
 """The follower side: one replica fetcher per broker (AbstractFetcherThread, ReplicaFetcherThread).
 
 Guarantees: at most one request (Fetch or OffsetsForLeaderEpoch) outstanding; a request is sent at
-once on entering a state and after a response that appended records or truncated, 500 ms after an
+once on entering a state and after a response that appended records or truncated (or, with
+replica.fetch.wait.max.ms > 0, any answered Fetch: the leader did the waiting), 500 ms after an
 empty or failed response, and again when an outstanding request found no answer within
 request_timeout_ms; a response is applied only if the fetcher still follows the same leader in
 the same epoch and state (and, for Fetch, its LEO is still the fetch offset); truncation follows
@@ -201,7 +202,10 @@ class ReplicaFetcher:
         else:
             outcome = "error"
         self.rt.events.emit(FetchApplied(self.broker_id, resp.req, outcome, truncated_to, appended, log.hw))
-        self._next_after(resp.req, progressed=appended > 0 or truncated_to != -1)
+        # With replica.fetch.wait.max.ms > 0 the leader already waited: fetch again at once
+        # (AbstractFetcherThread backs off only after errors, replica.fetch.backoff.ms).
+        waited = outcome == "appended" and self.rt.config.replica_fetch_wait_max_ms > 0
+        self._next_after(resp.req, progressed=appended > 0 or truncated_to != -1 or waited)
 
     def on_epoch_response(self, resp: EpochQueryResponse) -> None:
         """EpochQueryApplied (kafka-facts §3.8): truncated (→ fetching) / retry / error / ignored."""

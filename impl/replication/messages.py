@@ -113,10 +113,14 @@ class AlterPartitionResponse(Payload):
 
 @dataclass(frozen=True)
 class ConsumerFetchRequest(Payload):
-    """Consumer → broker: read_uncommitted Fetch from ``fetch_offset``."""
+    """Consumer → broker: read_uncommitted Fetch from ``fetch_offset``; a Fetch that ``waits``
+    carries fetch.min.bytes (records) and fetch.max.wait.ms (the plain one is answered at once)."""
 
     fetch_offset: int
     current_leader_epoch: int
+    waits: bool = False
+    min_bytes: int = 1
+    max_wait_ms: int = 0
 
 
 @dataclass(frozen=True)

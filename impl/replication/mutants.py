@@ -14,6 +14,10 @@ HW_BELOW_MIN_ISR = "hw-below-min-isr"
 EARLY_ISR_EXPAND = "early-isr-expand"
 HW_IGNORES_PENDING_ISR = "hw-ignores-pending-isr"
 ACKS_ALL_NO_WAIT = "acks-all-no-wait"
+DELAYED_FETCH_MISSES_HW = "delayed-fetch-misses-hw"
+DELAYED_FETCH_EARLY_RETURN = "delayed-fetch-early-return"
+DELAYED_FETCH_READS_LEO = "delayed-fetch-reads-leo"
+DELAYED_FETCH_SURVIVES_LEADER_CHANGE = "delayed-fetch-survives-leader-change"
 
 MUTANTS: dict[str, str] = {
     TRUNCATE_TO_HW: (
@@ -56,8 +60,46 @@ MUTANTS: dict[str, str] = {
         "the guarantee KIP-679 made the producer default in 3.0). Symptom: an acknowledged record is "
         "lost when the leader fails before the followers fetched it."
     ),
+    DELAYED_FETCH_MISSES_HW: (
+        "A consumer Fetch parked in the purgatory is not re-checked when the leader's HW advances "
+        "(only log appends and its deadline complete it), like KAFKA-14334, where delayed fetches of "
+        "consumers reading from a follower were not completed when replication advanced that "
+        "follower's HW (fixed in 3.4.0, commit dbf5826cd54: ReplicaManager.completeDelayedFetchRequests). Symptom: a "
+        "consumer waits the whole fetch.max.wait.ms although its records became readable "
+        "(DelayedTriggersHonoured). Needs waiting consumer fetches (fetch_max_wait_ms > 0)."
+    ),
+    DELAYED_FETCH_EARLY_RETURN: (
+        "A parked Fetch completes at the first re-check whether or not fetch.min.bytes have "
+        "accumulated: the symptom of KAFKA-3159 (fixed in 0.10.0.0, commit 6d0dca7345d), where a "
+        "stale HW offset metadata on an older segment made DelayedFetch.tryComplete satisfy fetches "
+        "at once, so consumers with a large fetch.max.wait.ms spun (high CPU, empty answers). "
+        "Symptom here: an answer with fewer than minBytes records before the deadline "
+        "(non-conformance of the completion)."
+    ),
+    DELAYED_FETCH_READS_LEO: (
+        "A consumer Fetch completed from the purgatory reads up to the log end offset instead of the "
+        "HW: DelayedFetch.onComplete must read with the request's own isolation, as it has since "
+        "KAFKA-1583 (0.9.0.0, commit 89831204c09: fetchOnlyCommitted, today FetchIsolation.HIGH_WATERMARK); "
+        "no Kafka issue of this bug is claimed. Symptom: a consumer receives records that are not "
+        "committed yet (ConsumerReadsBelowHw; the judge sees the answer differ first)."
+    ),
+    DELAYED_FETCH_SURVIVES_LEADER_CHANGE: (
+        "When the broker stops leading, its parked fetches are not re-checked: they wait until their "
+        "deadline and only then answer NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH, like KAFKA-9198 "
+        "(2.5.0, commit 6ae1af842a3), where a leader that stopped being a replica left its delayed "
+        "operations to time out (fixed by completeDelayedFetchOrProduceRequests, today "
+        "completeDelayedOperationsWhenNotPartitionLeader, called from applyLocalFollowersDelta). "
+        "Symptom: clients keep waiting on a broker that no longer leads (DelayedTriggersHonoured)."
+    ),
 }
 """Name → description, in the order the gate's self-check runs them."""
 
-MUTANT_CONFIG: dict[str, dict[str, int | bool]] = {}
-"""Configuration a mutant needs to be observable (none in this slice; see impl.mutants)."""
+_DELAYED: dict[str, int | bool] = {"replica_fetch_wait_max_ms": 500, "fetch_max_wait_ms": 500, "fetch_min_bytes": 2}
+
+MUTANT_CONFIG: dict[str, dict[str, int | bool]] = {
+    DELAYED_FETCH_MISSES_HW: _DELAYED,
+    DELAYED_FETCH_EARLY_RETURN: _DELAYED,
+    DELAYED_FETCH_READS_LEO: _DELAYED,
+    DELAYED_FETCH_SURVIVES_LEADER_CHANGE: _DELAYED,
+}
+"""Configuration a mutant needs to be observable (delayed fetches; see impl.mutants)."""

@@ -1,13 +1,16 @@
-"""The produce purgatory: acks=-1 requests waiting for the leader HW (kafka-facts §6).
+"""The purgatory of one broker: delayed produces (acks=-1 waiting for the HW) and delayed fetches
+(waiting for minBytes), one structure as Kafka's DelayedOperationPurgatory (kafka-facts §6).
 
-Guarantees: each delayed produce completes exactly once (forceComplete semantics), with the first
-of: HW past its record (NONE / NOT_ENOUGH_REPLICAS_AFTER_APPEND), its deadline
-(REQUEST_TIMED_OUT), or the broker losing leadership (NOT_LEADER_OR_FOLLOWER). Completion order is
-creation order. A duplicated request is watched twice (it appended twice).
+Guarantees: each parked operation completes exactly once (forceComplete semantics): ``take_*``
+removes what it returns, ``expire`` returns None for an operation already gone. Completion order
+is creation order. A duplicated request is parked twice (each copy is answered). What completes
+an operation is decided by the broker (impl.replication.broker), which re-checks the purgatory on
+the triggers Kafka uses.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kconform.traces.events import NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND
@@ -25,32 +28,75 @@ class DelayedProduce:
     timer: int | None = None
 
 
-class ProducePurgatory:
-    """Pending delayed produces of one broker, in creation order."""
+@dataclass
+class DelayedFetch:
+    """One parked Fetch: purgatory id, request (message) id, the requester (a follower's broker id,
+    or the consumer's node with ``follower`` False), the request's fields, the offset the byte count
+    starts from, minBytes (records) and the deadline."""
+
+    op_id: int
+    req: int
+    client: int
+    follower: bool
+    fetch_offset: int
+    start_offset: int
+    last_fetched_epoch: int
+    current_leader_epoch: int
+    min_bytes: int
+    deadline_ms: int
+    request: object = None
+    """The request payload, to answer with (impl.replication.messages)."""
+    timer: int | None = None
+
+
+Delayed = DelayedProduce | DelayedFetch
+
+
+class Purgatory:
+    """Parked operations of one broker, in creation order."""
 
     def __init__(self) -> None:
-        self._pending: list[DelayedProduce] = []
+        self._pending: list[Delayed] = []
         self._next_op_id = 0
 
     def __len__(self) -> int:
         return len(self._pending)
 
+    def _new_id(self) -> int:
+        self._next_op_id += 1
+        return self._next_op_id - 1
+
     def watch(self, req: int, offset: int, deadline_ms: int, client: int) -> DelayedProduce:
         """Start watching a produce whose record was appended at ``offset``."""
-        op = DelayedProduce(self._next_op_id, req, offset, deadline_ms, client)
-        self._next_op_id += 1
+        op = DelayedProduce(self._new_id(), req, offset, deadline_ms, client)
         self._pending.append(op)
         return op
 
+    def watch_fetch(self, make: Callable[[int], DelayedFetch]) -> DelayedFetch:
+        """Park the fetch ``make(op_id)`` builds."""
+        op = make(self._new_id())
+        self._pending.append(op)
+        return op
+
+    def keep(self, op: Delayed) -> None:
+        """Park ``op`` again, unchanged (its timer still runs): only the survives-leader-change mutant."""
+        self._pending.append(op)
+
     def complete_ready(self, hw: int, maximal_isr_size: int, min_isr: int) -> list[tuple[DelayedProduce, int]]:
-        """checkEnoughReplicasReachOffset: every op whose record is below the HW completes, NONE or
-        NOT_ENOUGH_REPLICAS_AFTER_APPEND when the maximal ISR is smaller than the min ISR."""
+        """checkEnoughReplicasReachOffset: every produce whose record is below the HW completes, NONE
+        or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the maximal ISR is smaller than the min ISR."""
         error = NONE if maximal_isr_size >= min_isr else NOT_ENOUGH_REPLICAS_AFTER_APPEND
-        done = [op for op in self._pending if hw > op.offset]
-        self._pending = [op for op in self._pending if hw <= op.offset]
+        done = [op for op in self._pending if isinstance(op, DelayedProduce) and hw > op.offset]
+        self._pending = [op for op in self._pending if op not in done]
         return [(op, error) for op in done]
 
-    def expire(self, op_id: int) -> DelayedProduce | None:
+    def take_fetches(self, ready: Callable[[DelayedFetch], bool]) -> list[DelayedFetch]:
+        """Remove and return every parked fetch ``ready`` accepts (DelayedFetch.tryComplete)."""
+        done = [op for op in self._pending if isinstance(op, DelayedFetch) and ready(op)]
+        self._pending = [op for op in self._pending if op not in done]
+        return done
+
+    def expire(self, op_id: int) -> Delayed | None:
         """The op whose deadline passed, removed; None if it already completed."""
         for op in self._pending:
             if op.op_id == op_id:
@@ -58,7 +104,7 @@ class ProducePurgatory:
                 return op
         return None
 
-    def take_all(self) -> list[DelayedProduce]:
+    def take_all(self) -> list[Delayed]:
         """Remove every pending op (leadership lost or broker crashed), in creation order."""
         ops, self._pending = self._pending, []
         return ops

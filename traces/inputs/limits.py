@@ -110,6 +110,8 @@ FIELD_RANGES: dict[str, Range] = {
     "log_start": OFFSET,
     "counts": COUNT,
     "aborted_counts": COUNT,
+    "min_bytes": Range(-(2**31), INT32_MAX, "an int32 fetch.min.bytes (counted in records)"),
+    "max_wait_ms": TIMEOUT_MS,
 }
 """Event field → range (for an int list, of each element)."""
 
@@ -228,6 +230,9 @@ OPERATION_RULES: dict[tuple[str, str], Range | str] = {
     ("rogue_fetch", "broker"): BROKER_REF,
     ("rogue_fetch", "offset"): Range(0, INT64_MAX, "an int64 fetch offset"),
     ("rogue_fetch", "epoch_delta"): Range(-INT32_MAX, INT32_MAX, "a leader epoch shift"),
+    ("consume_wait", "offset"): Range(0, INT64_MAX, "an int64 fetch offset"),
+    ("consume_wait", "min_bytes"): Range(0, INT32_MAX, "an int32 fetch.min.bytes (counted in records)"),
+    ("consume_wait", "max_wait_ms"): Range(0, MAX_RUN_MS, "a fetch.max.wait.ms of at most one simulated hour"),
     ("crash", "broker"): BROKER_REF,
     ("restart", "broker"): BROKER_REF,
     ("isolate", "broker"): BROKER_REF,
@@ -309,6 +314,17 @@ TXN_OPERATIONS: frozenset[str] = frozenset(
 )
 """Operations only the exactly-once cluster runs."""
 REPLICATION_OPERATIONS: frozenset[str] = frozenset(
-    {"produce", "consume", "rogue_fetch", "crash", "restart", "isolate", "heal", "move_leader", "model_action"}
+    {
+        "produce",
+        "consume",
+        "consume_wait",
+        "rogue_fetch",
+        "crash",
+        "restart",
+        "isolate",
+        "heal",
+        "move_leader",
+        "model_action",
+    }
 )
 """Operations only the replication cluster (or the model search) runs."""
