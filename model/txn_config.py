@@ -3,7 +3,7 @@
 The slice is a small cluster: data partitions of one topic, the ``__consumer_offsets`` partitions
 of the groups used, and the ``__transaction_state`` partitions of the transactional ids used, each
 led by one broker. Internal partitions are chosen exactly as Kafka does (kafka-facts §7):
-``abs(javaStringHashCode(key)) % 50``.
+``abs(javaStringHashCode(key)) % 50`` (model.internal_topics.partition_for, one function for both).
 
 Replication of these partitions is the replication slice's business (model.replication proves it);
 here a partition is one leader's log whose high watermark advances by ``HwAdvanced`` events and
@@ -13,46 +13,23 @@ never loses what it appended. The ``__transaction_state`` log is durable once wr
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass
 from typing import Any
 
 from kconform.model.config import ConfigError
+from kconform.model.internal_topics import INT32_MAX as INT32_MAX
+from kconform.model.internal_topics import INT32_MIN as INT32_MIN
+from kconform.model.internal_topics import java_abs as java_abs
+from kconform.model.internal_topics import java_string_hash as java_string_hash
+from kconform.model.internal_topics import partition_for as partition_for
 
 TRANSACTION_STATE_TOPIC = "__transaction_state"
 CONSUMER_OFFSETS_TOPIC = "__consumer_offsets"
 DATA_TOPIC = "t"
 
-INT32_MIN = -(2**31)
-INT32_MAX = 2**31 - 1
 SHORT_MAX = 2**15 - 1
 """Short.MaxValue = 32767: a producer epoch is an int16. 32767 is reserved for fencing; at 32766
 the coordinator rotates the producer id (kafka-facts §1.3)."""
-
-
-def java_string_hash(s: str) -> int:
-    """Java's ``String.hashCode``: s[0]·31^(n-1)+…+s[n-1] over UTF-16 code units, int32 overflow."""
-    h = 0
-    for unit in _utf16_units(s):
-        h = (31 * h + unit) & 0xFFFFFFFF
-    return h - 2**32 if h > INT32_MAX else h
-
-
-def _utf16_units(s: str) -> list[int]:
-    data = s.encode("utf-16-be")
-    return [int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2)]
-
-
-def java_abs(n: int) -> int:
-    """Kafka's ``Utils.abs``: ``|n|``, except ``abs(Integer.MIN_VALUE) = 0``."""
-    return 0 if n == INT32_MIN else abs(n)
-
-
-@functools.lru_cache(maxsize=1024)
-def partition_for(key: str, partitions: int = 50) -> int:
-    """The internal-topic partition Kafka picks for a group or transactional id (kafka-facts §7).
-    A pure function of its arguments, cached: brokers, clients and the model ask it for every request."""
-    return java_abs(java_string_hash(key)) % partitions
 
 
 @dataclass(frozen=True)

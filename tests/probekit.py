@@ -6,21 +6,35 @@ from pathlib import Path
 from typing import Any
 
 from kconform.conformance.probe.checker import CheckResult, check_history
-from kconform.conformance.probe.history import HistoryHeader, HistoryWriter, ProbeConfig
+from kconform.conformance.probe.history import (
+    DELIVERY_VERSION,
+    DeliveryConfig,
+    HistoryHeader,
+    HistoryWriter,
+    ProbeConfig,
+)
 
 Rec = tuple[str, int | None, str]  # (tp, offset or None, value)
 
 
 def header(**config: Any) -> HistoryHeader:
+    """A hand-built history's header; ``delivery={group: mode or DeliveryConfig}`` makes it version 2."""
+    delivery = config.pop("delivery", None)
+    if delivery:
+        config["delivery"] = {
+            g: d if isinstance(d, DeliveryConfig) else DeliveryConfig(g, d, output="o" if d == "exactly-once" else None)
+            for g, d in delivery.items()
+        }
     return HistoryHeader(
         seed=1,
         target="hand-built",
         client="test",
         client_version="0",
         started="2026-11-25T16:00:00Z",
-        topics={"t": 2},
+        topics={"t": 2, "o": 1} if delivery else {"t": 2},
         capabilities={"transactions": True},
         config=ProbeConfig(**config),
+        version=DELIVERY_VERSION if delivery else 1,
     )
 
 
@@ -64,10 +78,32 @@ class H:
         done = {"acks": acks, "idempotent": idem, "records": _recs(recs, True)}
         return self.op(p, "send", inv, typ, done)
 
-    def txn(self, p: int, tid: str, recs: list[Rec], end: str = "commit", typ: str = "ok", offsets: Any = None) -> int:
+    def txn(
+        self,
+        p: int,
+        tid: str,
+        recs: list[Rec],
+        end: str = "commit",
+        typ: str = "ok",
+        offsets: Any = None,
+        inputs: list[str] | None = None,
+    ) -> int:
         inv = {"transactional_id": tid, "records": _recs(recs, False), "offsets": offsets, "end": end}
         done = {"transactional_id": tid, "records": _recs(recs, True), "offsets": offsets, "end": end}
+        if inputs is not None:
+            inv["inputs"] = done["inputs"] = inputs
         return self.op(p, "txn", inv, typ, done)
+
+    def process(self, p: int, group: str, recs: list[Rec], typ: str = "ok") -> int:
+        """The application of ``group`` processed ``recs`` (history version 2)."""
+        return self.op(p, "process", {"group": group, "records": _recs(recs, True)}, typ)
+
+    def crash(self, p: int) -> int:
+        return self.op(p, "crash", None)
+
+    def pause(self, ms: int) -> None:
+        """Let ``ms`` milliseconds of monotonic time pass."""
+        self.ns += ms * 1_000_000
 
     def poll(
         self,
@@ -76,8 +112,9 @@ class H:
         positions: dict[str, int] | None = None,
         iso: str = "read_committed",
         mode: str = "assign",
+        group: str | None = None,
     ) -> int:
-        inv = {"isolation": iso, "group": "g" if mode == "subscribe" else None, "mode": mode}
+        inv = {"isolation": iso, "group": group or ("g" if mode == "subscribe" else None), "mode": mode}
         return self.op(p, "poll", inv, done={"records": _recs(recs, True), "positions": positions or {}})
 
     def assign(self, p: int, tps: list[str]) -> int:

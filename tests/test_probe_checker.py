@@ -498,3 +498,153 @@ def test_zombie_commit_with_concurrent_inits_near_misses(tmp_path: Path) -> None
     h2.txn(2, "tx", [(A, 2, "v1")])
     h2.poll(9, [(A, 0, "v0"), (A, 2, "v1")])
     assert names(h2.check()) == set()
+
+
+# ---------------------------------------------------------------------------------------------- delivery semantics
+# (history version 2: config.delivery, the process operation, a transaction's inputs)
+
+
+def _delivered(h: H, group: str, iso: str = "read_uncommitted") -> None:
+    """Two acknowledged input records and a member (process 10) that polled both."""
+    h.send(1, [(A, 0, "v0")])
+    h.send(1, [(A, 1, "v1")])
+    h.assign(10, [A])
+    h.poll(10, [(A, 0, "v0"), (A, 1, "v1")], {A: 2}, iso=iso, group=group)
+
+
+def test_delivery_duplicate_allowed_after_a_crash_before_the_commit(tmp_path: Path) -> None:
+    h = H(tmp_path / "h", delivery={"ga": "commit-after"})
+    _delivered(h, "ga")
+    h.process(10, "ga", [(A, 0, "v0"), (A, 1, "v1")])
+    h.crash(10)  # before its commit: at-least-once re-delivers
+    h.assign(11, [A])
+    h.poll(11, [(A, 0, "v0"), (A, 1, "v1")], {A: 2}, iso="read_uncommitted", group="ga")
+    h.process(11, "ga", [(A, 0, "v0"), (A, 1, "v1")])
+    h.commit(11, {A: 2}, group="ga")
+    r = h.check()
+    assert "delivery-duplicate" in names(r, allowed=True) and "delivery-duplicate" not in names(r)
+    found = next(f for f in r.findings.findings() if f.name == "delivery-duplicate")
+    assert "v0" in found.explanation and "v1" in found.explanation and "__consumer_offsets-" in found.explanation
+    assert r.verdict == VALID
+
+
+def test_delivery_duplicate_fires_when_the_work_was_already_committed(tmp_path: Path) -> None:
+    h = H(tmp_path / "h", delivery={"ga": "commit-after"})
+    _delivered(h, "ga")
+    h.process(10, "ga", [(A, 0, "v0"), (A, 1, "v1")])
+    h.commit(10, {A: 2}, group="ga")
+    h.crash(10)
+    h.assign(11, [A])
+    h.poll(11, [(A, 1, "v1")], {A: 2}, iso="read_uncommitted", group="ga")
+    h.process(11, "ga", [(A, 1, "v1")])
+    r = h.check()
+    assert "delivery-duplicate" in names(r) and r.verdict == INVALID
+
+
+def test_delivery_duplicate_fires_under_at_most_once(tmp_path: Path) -> None:
+    h = H(tmp_path / "h", delivery={"gb": "commit-before"})
+    _delivered(h, "gb")
+    h.process(10, "gb", [(A, 0, "v0")])
+    h.crash(10)
+    h.assign(11, [A])
+    h.poll(11, [(A, 0, "v0"), (A, 1, "v1")], {A: 2}, iso="read_uncommitted", group="gb")
+    h.commit(11, {A: 2}, group="gb")
+    h.process(11, "gb", [(A, 0, "v0"), (A, 1, "v1")])
+    assert "delivery-duplicate" in names(h.check())
+
+
+def test_delivery_loss_fires_when_commit_after_commits_beyond_processing(tmp_path: Path) -> None:
+    h = H(tmp_path / "h", delivery={"ga": "commit-after"})
+    _delivered(h, "ga")
+    h.process(10, "ga", [(A, 0, "v0")])
+    h.commit(10, {A: 2}, group="ga")  # v1 never processed
+    r = h.check()
+    assert "delivery-loss" in names(r) and r.verdict == INVALID
+    loss = next(f for f in r.findings.findings() if f.name == "delivery-loss" and not f.allowed)
+    assert "v1" in loss.explanation
+
+
+def test_delivery_loss_allowed_under_at_most_once_after_a_crash(tmp_path: Path) -> None:
+    h = H(tmp_path / "h", delivery={"gb": "commit-before"})
+    _delivered(h, "gb")
+    h.commit(10, {A: 2}, group="gb")
+    h.process(10, "gb", [(A, 0, "v0")])
+    h.crash(10)  # v1 committed, not processed: at-most-once
+    r = h.check()
+    assert names(r) == set() and "delivery-loss" in names(r, allowed=True)
+
+
+def test_delivery_loss_near_miss_unknown_processing_is_not_a_loss(tmp_path: Path) -> None:
+    h = H(tmp_path / "h", delivery={"ga": "commit-after"})
+    _delivered(h, "ga")
+    h.process(10, "ga", [(A, 0, "v0")])
+    h.process(10, "ga", [(A, 1, "v1")], typ="info")
+    h.commit(10, {A: 2}, group="ga")
+    assert names(h.check()) == set()
+
+
+def _auto(h: H, crash_after_ms: int) -> H:
+    _delivered(h, "gc")
+    h.process(10, "gc", [(A, 0, "v0"), (A, 1, "v1")])
+    h.pause(crash_after_ms)
+    h.crash(10)
+    h.assign(11, [A])
+    h.poll(11, [(A, 0, "v0"), (A, 1, "v1")], {A: 2}, iso="read_uncommitted", group="gc")
+    h.process(11, "gc", [(A, 0, "v0"), (A, 1, "v1")])
+    h.fetch(11, {A: 2}, group="gc")
+    return h
+
+
+def test_auto_commit_duplicates_within_the_interval_are_allowed(tmp_path: Path) -> None:
+    r = _auto(H(tmp_path / "h", delivery={"gc": "auto-commit"}), crash_after_ms=4000).check()
+    assert names(r) == set() and "delivery-duplicate" in names(r, allowed=True)
+
+
+def test_auto_commit_duplicates_older_than_the_interval_fire(tmp_path: Path) -> None:
+    r = _auto(H(tmp_path / "h", delivery={"gc": "auto-commit"}), crash_after_ms=6000).check()
+    assert "delivery-duplicate" in names(r)
+
+
+def test_exactly_once_output_duplicate_fires_and_an_aborted_attempt_does_not(tmp_path: Path) -> None:
+    def run(first_end: str) -> set[str]:
+        h = H(tmp_path / f"h-{first_end}", delivery={"ge": "exactly-once"})
+        _delivered(h, "ge", iso="read_committed")
+        offs = {"group": "ge", "offsets": {A: 2}}
+        h.txn(10, "tx", [("o:0", 0, "w0"), ("o:0", 1, "w1")], end=first_end, offsets=offs, inputs=["v0", "v1"])
+        h.crash(10)
+        h.assign(11, [A])
+        h.poll(11, [(A, 0, "v0"), (A, 1, "v1")], {A: 2}, group="ge")
+        h.txn(11, "tx", [("o:0", 2, "w2"), ("o:0", 3, "w3")], offsets=offs, inputs=["v0", "v1"])
+        return names(h.check())
+
+    assert "delivery-duplicate" in run("commit")
+    assert "delivery-duplicate" not in run("abort")
+
+
+def test_exactly_once_loss_fires(tmp_path: Path) -> None:
+    h = H(tmp_path / "h", delivery={"ge": "exactly-once"})
+    _delivered(h, "ge", iso="read_committed")
+    h.txn(10, "tx", [("o:0", 0, "w0")], offsets={"group": "ge", "offsets": {A: 2}}, inputs=["v0"])
+    assert "delivery-loss" in names(h.check())
+
+
+def test_delivery_findings_are_allowed_with_volatile_storage(tmp_path: Path) -> None:
+    h = H(tmp_path / "h", delivery={"ga": "commit-after"}, volatile_storage=True)
+    _delivered(h, "ga")
+    h.process(10, "ga", [(A, 0, "v0")])
+    h.commit(10, {A: 2}, group="ga")
+    r = h.check()
+    assert names(r) == set() and "delivery-loss" in names(r, allowed=True)
+
+
+def test_a_version_1_history_may_not_use_the_process_operation(tmp_path: Path) -> None:
+    from kconform.conformance.probe.history import HistoryError
+
+    h = H(tmp_path / "h")
+    h.send(1, [(A, 0, "v0")])
+    try:
+        h.process(10, "g", [(A, 0, "v0")])
+    except HistoryError as e:
+        assert "version 2" in str(e)
+    else:
+        raise AssertionError("a version-1 history accepted a process operation")

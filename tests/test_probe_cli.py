@@ -84,7 +84,7 @@ def test_truncated_history_is_judged_up_to_last_full_line(tmp_path: Path, capsys
     ("corrupt", "where"),
     [
         (lambda ls: ls.__setitem__(3, ls[3][:10]), ":4: not JSON"),
-        (lambda ls: ls.__setitem__(0, ls[0].replace('"version":1', '"version":2')), ":1: version: unsupported"),
+        (lambda ls: ls.__setitem__(0, ls[0].replace('"version":1', '"version":3')), ":1: version: unsupported"),
         (lambda ls: ls.__setitem__(2, ls[2].replace('"acks":"all"', '"acks":"most"')), ":3: value.acks:"),
     ],
 )

@@ -149,6 +149,25 @@ ANOMALIES: dict[str, Anomaly] = {
             "unclean.leader.election.enable; volatile_storage",
         ),
         Anomaly(
+            "delivery-duplicate",
+            "a consumer group's application processed one record more than once (kconform; history version 2, "
+            "config.delivery)",
+            "KafkaConsumer resumes at the committed offset (ConsumerCoordinator); KIP-98 / KIP-447 "
+            "consume-transform-produce commits outputs and offsets atomically",
+            "commit after processing (at-least-once) when the member crashed before committing the record; "
+            "auto-commit when the member crashed within the interval (plus twice its longest poll gap) after "
+            "processing it; unclean.leader.election.enable; volatile_storage",
+        ),
+        Anomaly(
+            "delivery-loss",
+            "a consumer group committed an offset past a record its application never processed (kconform; "
+            "history version 2, config.delivery)",
+            "KafkaConsumer resumes at the committed offset: what lies below it is never delivered again",
+            "commit before processing (at-most-once) when the member crashed after committing and before "
+            "processing; auto-commit when it crashed within the interval (plus twice its longest poll gap) after "
+            "the record's delivery; unclean.leader.election.enable; volatile_storage",
+        ),
+        Anomaly(
             "unseen",
             "an acknowledged write that no consumer read and no consumer read across: lost or merely not read yet "
             "(Jepsen's unseen); counted, never a failure",

@@ -36,6 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kconform.conformance.probe.anomalies import Finding, FindingLog
+from kconform.conformance.probe.delivery import DeliveryJudge
 from kconform.conformance.probe.history import (
     FAIL,
     INFO,
@@ -276,6 +277,7 @@ class Checker:
         # fetches: group, tp, offset (None: none committed), fetch ok ns, fetch ok i, fetch invoke ns
         self.fetches: list[tuple[str, str, int | None, int, int, int]] = []
         self.subscribed: set[str] = set()  # groups of subscribe-mode consumers (may auto-commit)
+        self.delivery = DeliveryJudge(dict(cfg.delivery))  # version 2: consumer delivery semantics
 
     # ------------------------------------------------------------------ values
 
@@ -399,7 +401,11 @@ class Checker:
         elif f == "send":
             self._send_done(e, inv)
         elif f == "txn":
+            if self.delivery:
+                self.delivery.feed(e, self.open_txn.get(e.process, -1))
             self._txn_done(e, inv)
+        if self.delivery and f != "txn":
+            self.delivery.feed(e)
         if f in ("assign", "subscribe", "crash"):
             self._reset_consumer(e.process)
             if isinstance(inv.value, SubscribeValue):
@@ -704,6 +710,8 @@ class Checker:
         st = self.stats
         for p in pending:
             st.pending += 1
+            if self.delivery:
+                self.delivery.pending(p, self.open_txn.get(p.process, -1))
             if p.f == "txn":
                 t = self.open_txn.pop(p.process, None)
                 if t is not None and t in self.t_offsets:
@@ -730,6 +738,17 @@ class Checker:
         self._gaps(evidence)
         self._txn_offsets()
         self._offset_commits()
+        if self.delivery:
+            self.delivery.finish(
+                self.log,
+                lambda t: None if t < 0 else (False if self.t_fate[t] == _T_ABORTED else True if evidence[t] else None),
+                lambda tp, hi, rc: (
+                    (off, self.v_name[vid])
+                    for off, vid in self.index[self.tp_ids[tp]].items_between(0, hi)
+                    if self._visible(vid, rc, evidence)
+                ),
+                self.lossy_why,
+            )
         return self._verdict(list(warnings))
 
     def _garbage_reads(self) -> None:

@@ -34,9 +34,14 @@ HISTORY_MARKER = "kconform-probe"
 """The ``history`` field of every header."""
 
 VERSION = 1
-"""The format version this module writes."""
+"""The format version this module writes by default (a header names its own)."""
 
-SUPPORTED_VERSIONS: tuple[int, ...] = (1,)
+DELIVERY_VERSION = 2
+"""Version 2 adds consumer delivery semantics: the ``process`` operation, a transaction's
+``inputs`` and the header's ``config.delivery`` (docs/probe.md). A version-1 history holding any of
+them is refused; every version-1 history is a valid version-2 one."""
+
+SUPPORTED_VERSIONS: tuple[int, ...] = (1, DELIVERY_VERSION)
 """Versions this module reads; any other is refused (exit 2), never guessed at."""
 
 INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
@@ -57,6 +62,7 @@ CLIENT_OPS: tuple[str, ...] = (
     "crash",
     "commit",
     "fetch-offsets",
+    "process",
 )
 NEMESIS_OPS: tuple[str, ...] = ("kill", "pause", "resume", "restart", "partition", "heal", "delay", "reset")
 ACKS: tuple[str, ...] = ("0", "1", "all")
@@ -65,6 +71,13 @@ POLL_MODES: tuple[str, ...] = ("assign", "subscribe")
 TXN_ENDS: tuple[str, ...] = ("commit", "abort")
 CONSUMPTION: tuple[str, ...] = ("at-least-once", "at-most-once", "exactly-once")
 """The consumer's delivery promise the run asks for (docs/probe.md: what each allows)."""
+DELIVERY_MODES: tuple[str, ...] = ("commit-after", "commit-before", "auto-commit", "exactly-once")
+"""How a consumer group of ``config.delivery`` commits (version 2): after processing (at-least-once),
+before processing (at-most-once), automatically every auto.commit.interval.ms
+(enable.auto.commit), or with its output in one transaction (consume-transform-produce, KIP-98 /
+KIP-447, read_committed)."""
+AUTO_COMMIT_INTERVAL_MS = 5000
+"""auto.commit.interval.ms's default (ConsumerConfig)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -104,6 +117,26 @@ class _Bad(Exception):
 
 
 @dataclass(frozen=True)
+class DeliveryConfig:
+    """How consumer group ``group`` processes and commits (version 2): ``mode`` (DELIVERY_MODES),
+    ``auto_commit_interval_ms`` for auto-commit, and for exactly-once the ``output`` topic its
+    transactions write."""
+
+    group: str
+    mode: str
+    auto_commit_interval_ms: int = AUTO_COMMIT_INTERVAL_MS
+    output: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mode": self.mode}
+        if self.mode == "auto-commit":
+            out["auto_commit_interval_ms"] = self.auto_commit_interval_ms
+        if self.output is not None:
+            out["output"] = self.output
+        return out
+
+
+@dataclass(frozen=True)
 class ProbeConfig:
     """The target's configuration that decides which anomalies are *allowed* (docs/probe.md).
 
@@ -119,6 +152,8 @@ class ProbeConfig:
     consumption: str = "at-least-once"
     volatile_storage: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
+    delivery: Mapping[str, DeliveryConfig] = field(default_factory=dict)
+    """Consumer groups whose processing is judged (version 2), by group name."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -129,6 +164,8 @@ class ProbeConfig:
             "volatile_storage": self.volatile_storage,
         }
         out.update(self.extra)
+        if self.delivery:
+            out["delivery"] = {g: d.to_json() for g, d in self.delivery.items()}
         return out
 
 
@@ -252,20 +289,37 @@ class TxnOffsets:
 @dataclass(frozen=True, slots=True)
 class TxnValue:
     """A transaction of ``transactional_id``: ``records`` across partitions, optionally consumer
-    ``offsets``, ending in ``end`` = "commit" | "abort"."""
+    ``offsets``, ending in ``end`` = "commit" | "abort"; ``inputs`` (version 2, consume-transform-
+    produce) are the consumed values its records were made from."""
 
     transactional_id: str
     records: tuple[Record, ...]
     offsets: TxnOffsets | None
     end: str
+    inputs: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "transactional_id": self.transactional_id,
             "records": [r.to_json() for r in self.records],
             "offsets": None if self.offsets is None else self.offsets.to_json(),
             "end": self.end,
         }
+        if self.inputs is not None:
+            out["inputs"] = list(self.inputs)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessValue:
+    """The application of consumer ``group`` processed ``records`` (version 2): ``ok`` = their
+    side effects happened, ``fail`` = they did not, ``info`` = unknown."""
+
+    group: str
+    records: tuple[Record, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"group": self.group, "records": [r.to_json() for r in self.records]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,6 +434,7 @@ OpValue = (
     | CommitValue
     | FetchOffsetsInvoke
     | FetchOffsetsResult
+    | ProcessValue
     | RawValue
 )
 """Every typed operation value (None stands for JSON null: e.g. a failed poll's value)."""
@@ -473,10 +528,19 @@ def _choice(value: Any, choices: tuple[str, ...], where: str) -> str:
 class _Partitions:
     """The header's partitions: validates topic/partition pairs and "topic:partition" keys."""
 
-    def __init__(self, topics: Mapping[str, int]) -> None:
+    def __init__(self, topics: Mapping[str, int], version: int = VERSION) -> None:
+        self.version = version
         self.topics = dict(topics)
         self.keys = {f"{t}:{p}" for t, n in topics.items() for p in range(n)}
         self._key_of: dict[tuple[Any, int], str] = {(t, p): f"{t}:{p}" for t, n in topics.items() for p in range(n)}
+
+    def needs_delivery(self, where: str) -> None:
+        """Refuse a version-2 field in a version-1 history."""
+        if self.version < DELIVERY_VERSION:
+            raise _Bad(
+                where,
+                f"consumer delivery semantics need history version {DELIVERY_VERSION} (header says {self.version})",
+            )
 
     def pair(self, topic: Any, partition: Any, where: str) -> str:
         key = self._key_of.get((topic, partition)) if isinstance(partition, int) else None
@@ -581,11 +645,17 @@ def _parse_txn(value: Any, where: str, parts: _Partitions, completion: bool) -> 
             _str(_req(o, "group", f"{where}.offsets."), f"{where}.offsets.group"),
             parts.offset_map(_req(o, "offsets", f"{where}.offsets."), f"{where}.offsets.offsets"),
         )
+    inputs_raw = obj.get("inputs")
+    inputs = None
+    if inputs_raw is not None:
+        parts.needs_delivery(f"{where}.inputs")
+        inputs = tuple(_str(v, f"{where}.inputs[{n}]") for n, v in enumerate(_list(inputs_raw, f"{where}.inputs")))
     return TxnValue(
         _str(_req(obj, "transactional_id", f"{where}."), f"{where}.transactional_id"),
         _records(_req(obj, "records", f"{where}."), f"{where}.records", parts, completion),
         txn_offsets,
         _choice(_req(obj, "end", f"{where}."), TXN_ENDS, f"{where}.end"),
+        inputs,
     )
 
 
@@ -638,6 +708,12 @@ def _parse_value(f: str, type_: str, value: Any, parts: _Partitions) -> OpValue 
             _str(_req(obj, "group", "value."), "value.group"),
             parts.offset_map(_req(obj, "offsets", "value."), "value.offsets"),
         )
+    if f == "process":
+        parts.needs_delivery("f")
+        return ProcessValue(
+            _str(_req(obj, "group", "value."), "value.group"),
+            _records(_req(obj, "records", "value."), "value.records", parts, True),
+        )
     if f == "fetch-offsets":
         if type_ == OK:
             return FetchOffsetsResult(parts.offset_map(_req(obj, "offsets", "value."), "value.offsets", nullable=True))
@@ -667,7 +743,35 @@ def _parse_header(obj: Any) -> HistoryHeader:
             raise _Bad(f"topics.{t}", "a topic name is non-empty and has no ':'")
         topics[t] = _int(n, f"topics.{t}", 1)
     config_raw = _obj(head.get("config", {}), "config")
-    known_config = ("acks", "unclean_leader_election", "min_insync_replicas", "consumption", "volatile_storage")
+    known_config: tuple[str, ...] = (
+        "acks",
+        "unclean_leader_election",
+        "min_insync_replicas",
+        "consumption",
+        "volatile_storage",
+    )
+    delivery: dict[str, DeliveryConfig] = {}
+    if version >= DELIVERY_VERSION:
+        known_config += ("delivery",)
+        for g, d in _obj(config_raw.get("delivery", {}), "config.delivery").items():
+            do = _obj(d, f"config.delivery.{g}")
+            mode = _choice(_req(do, "mode", f"config.delivery.{g}."), DELIVERY_MODES, f"config.delivery.{g}.mode")
+            output = do.get("output")
+            if mode == "exactly-once" and output not in topics_raw:
+                raise _Bad(
+                    f"config.delivery.{g}.output",
+                    f"exactly-once needs its output topic (one of the header's topics), got {output!r}",
+                )
+            delivery[g] = DeliveryConfig(
+                g,
+                mode,
+                _int(
+                    do.get("auto_commit_interval_ms", AUTO_COMMIT_INTERVAL_MS),
+                    f"config.delivery.{g}.auto_commit_interval_ms",
+                    1,
+                ),
+                None if output is None else _str(output, f"config.delivery.{g}.output"),
+            )
     config = ProbeConfig(
         acks=_choice(config_raw.get("acks", "all"), ACKS, "config.acks"),
         unclean_leader_election=_bool(
@@ -677,6 +781,7 @@ def _parse_header(obj: Any) -> HistoryHeader:
         consumption=_choice(config_raw.get("consumption", "at-least-once"), CONSUMPTION, "config.consumption"),
         volatile_storage=_bool(config_raw.get("volatile_storage", False), "config.volatile_storage"),
         extra={k: v for k, v in config_raw.items() if k not in known_config},
+        delivery=delivery,
     )
     skipped: list[Skipped] = []
     for n, s in enumerate(_list(head.get("skipped", []), "skipped")):
@@ -822,7 +927,7 @@ class HistoryReader:
             except _Bad as e:
                 raise HistoryError(self.path, 1, e.field, e.message) from None
             self.lines = 1
-            self._sequencer = _Sequencer(_Partitions(self.header.topics))
+            self._sequencer = _Sequencer(_Partitions(self.header.topics, self.header.version))
             self._consumed = False
         except BaseException:
             self._file.close()
@@ -932,7 +1037,7 @@ class HistoryWriter:
             parsed = _parse_header(json.loads(json.dumps(header.to_json())))
         except _Bad as e:
             raise HistoryError(self.path, 1, e.field, e.message) from None
-        self._sequencer = _Sequencer(_Partitions(parsed.topics))
+        self._sequencer = _Sequencer(_Partitions(parsed.topics, parsed.version))
         self._line = 0
         self._buffer: list[bytes] = []
         self._buffered = 0

@@ -17,7 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from kconform.conformance.probe.cluster import Cluster, ClusterError
-from kconform.conformance.probe.history import HistoryError, HistoryHeader, HistoryWriter, ProbeConfig, Skipped
+from kconform.conformance.probe.history import (
+    DELIVERY_VERSION,
+    VERSION,
+    DeliveryConfig,
+    HistoryError,
+    HistoryHeader,
+    HistoryWriter,
+    ProbeConfig,
+    Skipped,
+)
 from kconform.conformance.probe.nemesis import Nemesis
 from kconform.conformance.probe.procs import Interrupted, ProcessGroup, ProcessGroupError, install_signal_teardown
 from kconform.conformance.probe.target_file import Target, TargetError, load_target, parse_capabilities
@@ -126,6 +135,12 @@ def run_probe(options: ProbeOptions) -> ProbeRun:
             for fault, allowed in target.faults.items():
                 if not allowed:
                     skipped.append((f"fault {fault}", target.fault_why.get(fault, "the target file does not allow it")))
+        # the consume-transform-produce group is judged exactly-once (history version 2)
+        delivery = {
+            r.group: DeliveryConfig(r.group, "exactly-once", output=names.output_topic)
+            for r in roles
+            if r.kind == "ctp" and r.group is not None and names.output_topic in topics
+        }
         header = HistoryHeader(
             seed=options.seed,
             target=name,
@@ -140,9 +155,11 @@ def run_probe(options: ProbeOptions) -> ProbeRun:
                 min_insync_replicas=1,
                 consumption="at-least-once",
                 volatile_storage=bool(target and target.volatile_storage),
+                delivery=delivery,
             ),
             skipped=tuple(Skipped(w, y) for w, y in skipped),
             extra={"bootstrap": bootstrap},
+            version=DELIVERY_VERSION if delivery else VERSION,
         )
         with HistoryWriter(history_path, header, durable=False) as history:
             workload = Workload(

@@ -11,7 +11,8 @@ times out or is fenced is replaced by a new process id after a ``crash`` op):
   fencing the zombie in turn;
 - ``ctp``: consume-transform-produce: a read_committed consumer of the input topic and a transactional
   producer writing one derived record per consumed one to the output topic, with the consumer's
-  positions sent by ``sendOffsetsToTransaction`` (KIP-98, KIP-447);
+  positions sent by ``sendOffsetsToTransaction`` (KIP-98, KIP-447); its transactions name the
+  consumed values (``inputs``) and its group is judged exactly-once (history version 2);
 - ``rc-assign`` / ``ru-assign``: read_committed and read_uncommitted consumers by ``assign`` with seeks;
 - ``rc-subscribe``: a read_committed consumer by ``subscribe`` (a group) that commits and fetches offsets;
 - ``drain-rc`` / ``drain-ru``: after the budget, fresh consumers that read everything from the start,
@@ -214,12 +215,18 @@ class Workload:
                 role.txn_no += 1
                 out = self._partitions([self.names.output_topic])
                 records = []
-                for _ in role.consumed[:3]:
+                for _ in role.consumed:  # one output per consumed record (judged: history version 2)
                     topic, _, p = rng.choice(out).rpartition(":")
                     records.append({"topic": topic, "partition": int(p), "value": self._value(role, True)})
                 offsets: dict[str, Any] = {"group": role.group, "offsets": dict(role.positions)}
                 end = "abort" if rng.random() < 0.15 else "commit"
-                value = {"transactional_id": role.transactional_id, "records": records, "offsets": offsets, "end": end}
+                value = {
+                    "transactional_id": role.transactional_id,
+                    "records": records,
+                    "offsets": offsets,
+                    "end": end,
+                    "inputs": [str(r["value"]) for r in role.consumed],
+                }
                 role.consumed = []
                 return ("txn", value, {"records": records, "offsets": offsets, "end": end})
             role.txn_no += 1
@@ -253,7 +260,7 @@ class Workload:
     def _poll_value(self, role: Role) -> dict[str, Any]:
         return {
             "isolation": role.isolation,
-            "group": role.group if role.mode == "subscribe" else None,
+            "group": role.group if role.mode == "subscribe" or role.kind == "ctp" else None,
             "mode": role.mode,
         }
 
