@@ -222,18 +222,16 @@ class DeliveryJudge:
                     why=why,
                 )
             )
-        for (process, crash_i), values in allowed.items():
-            log.add(
-                Finding(
-                    "delivery-duplicate",
-                    f"group {name} ({mode}) processed {len(values)} records twice after process {process} crashed "
-                    f"before their offsets were committed: {', '.join(sorted(values)[:20])}",
-                    (crash_i,),
-                    g.offset_of.get(values[0], ("?", -1))[0],
-                    allowed=True,
-                    why=_why(mode),
-                )
-            )
+        _report_allowed(
+            log,
+            "delivery-duplicate",
+            g,
+            allowed,
+            lambda n, p: (
+                f"group {name} ({mode}) processed {n} records twice after process {p} crashed "
+                "before their offsets were committed"
+            ),
+        )
 
     def _losses(
         self,
@@ -282,18 +280,38 @@ class DeliveryJudge:
                         why=why,
                     )
                 )
-        for (process, crash_i), values in allowed.items():
-            log.add(
-                Finding(
-                    "delivery-loss",
-                    f"group {name} ({mode}) never processed {len(values)} records whose offsets were committed "
-                    f"before process {process} crashed: {', '.join(sorted(values)[:20])}",
-                    (crash_i,),
-                    g.offset_of.get(values[0], ("?", -1))[0],
-                    allowed=True,
-                    why=_why(mode),
-                )
+        _report_allowed(
+            log,
+            "delivery-loss",
+            g,
+            allowed,
+            lambda n, p: (
+                f"group {name} ({mode}) never processed {n} records whose offsets were committed "
+                f"before process {p} crashed"
+            ),
+        )
+
+
+def _report_allowed(
+    log: FindingLog,
+    anomaly: str,
+    g: _Group,
+    allowed: dict[tuple[int | str, int], list[str]],
+    text: Callable[[int, int | str], str],
+) -> None:
+    """One allowed finding per crash: the records (the duplicate or lost set) that crash explains,
+    witnessed by the crash."""
+    for (process, crash_i), values in allowed.items():
+        log.add(
+            Finding(
+                anomaly,
+                f"{text(len(values), process)}: {', '.join(sorted(values)[:20])}",
+                (crash_i,),
+                g.offset_of.get(values[0], ("?", -1))[0],
+                allowed=True,
+                why=_why(g.cfg.mode),
             )
+        )
 
 
 def _why(mode: str) -> str:
