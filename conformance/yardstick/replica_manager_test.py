@@ -31,7 +31,8 @@ TIERED = (
 KIP_392 = "a consumer fetching from a follower and the replica selector (KIP-392): not in the model (issue 14 §2)"
 PURGATORY = (
     "delayed produce and fetch in the purgatory (completed or cleared on leadership change and StopReplica): the "
-    "purgatory is landing on the replication model separately (model/purgatory.py); this subject answers at once"
+    "purgatory is in the replication model (model/purgatory.py, issue 15 §2) but this subject's actions answer at "
+    "once: not ported yet"
 )
 TOPIC_IDS = "topic ids (KIP-516: partition.metadata files, inconsistent ids): the model names partitions, not topic ids"
 STOP_REPLICA = (
