@@ -141,9 +141,6 @@ class LockstepJudge(Generic[S, Cfg]):
         self._violations_seen: set[str] = set()
         self._after: S | None = None
         self.handlers: dict[type[ev.Event], Callable[[Any], S]] = {}
-        self.coverage_key: Callable[[ev.Event], str] = outcome_key
-        """The coverage key an accepted event counts under (conformance.coverage.outcome_key; a
-        slice's judge may refine it)."""
         self._counts_more = type(self).count_coverage is not LockstepJudge.count_coverage
 
     @property
@@ -164,6 +161,11 @@ class LockstepJudge(Generic[S, Cfg]):
         """Whether the invariants' inputs are the very same objects in ``post`` as in ``pre`` (then
         nothing new can be broken and the checks are counted, not re-run)."""
         return post is pre
+
+    def coverage_key(self, event: ev.Event) -> str:
+        """The coverage key an accepted event counts under (conformance.coverage.outcome_key); a
+        slice's judge refines it by overriding this method (and may call it through ``super()``)."""
+        return outcome_key(event)
 
     def count_coverage(self, event: ev.Event, pre: S) -> None:
         """Count the slice's coverage keys of an accepted event beyond its handler outcome (which

@@ -367,3 +367,16 @@ def test_only_the_latest_marker_send_completes_a_partition() -> None:
     assert judge_txn_events(TxnConfig(), [*head, *stale_then_current]) == []
     early = judge_txn_events(TxnConfig(), [*head, ev.MarkerResponseHandled(COORD, 200, NONE, "CompleteCommit")])
     assert _verdicts(early) == [(NON_CONFORMANCE, "marker_response_handled")]
+
+
+def test_offset_fetch_with_unstable_partitions_counts_under_its_own_coverage_key() -> None:
+    """The judge's ``coverage_key`` is a method a slice overrides: a base-class instance attribute
+    once shadowed TxnJudge's, so KIP-447's UNSTABLE_OFFSET_COMMIT answers counted as plain NONE."""
+    judge = TxnJudge(TxnConfig())
+    unstable = ev.OffsetFetchHandled(
+        node=0, req=9, group="g0", require_stable=True, error=ev.NONE, offsets=(), unstable=("t-0",)
+    )
+    stable = replace(unstable, unstable=())
+    assert "coverage_key" not in vars(judge)
+    assert judge.coverage_key(unstable) == "offset_fetch_handled:UNSTABLE_OFFSET_COMMIT"
+    assert judge.coverage_key(stable) == "offset_fetch_handled:NONE"  # near miss: nothing pending

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kconform.conformance.coverage import outcome_key
 from kconform.conformance.judge import LockstepJudge, compare
 from kconform.model import fetch_invariants as I
 from kconform.model import fetch_session as FS
@@ -75,7 +74,6 @@ class FetchJudge(LockstepJudge[FetchState, FetchConfig]):
             ev.SessionFetchHandled: self._handled,
             ev.SessionFetchApplied: self._applied,
         }
-        self.coverage_key = self._coverage_key
         for kind, run in list(self.handlers.items()):
             if kind is not ev.SessionFetchHandled:
                 self.handlers[kind] = _settling(run)
@@ -83,13 +81,13 @@ class FetchJudge(LockstepJudge[FetchState, FetchConfig]):
     def find_violations(self, pre: FetchState, post: FetchState) -> Sequence[Violation]:
         return I.check_state(post, self.cfg, self.checked)
 
-    def _coverage_key(self, event: ev.Event) -> str:
+    def coverage_key(self, event: ev.Event) -> str:
         """Session outcomes count with their error: ``session_fetch_handled:error:INVALID_FETCH_SESSION_EPOCH``."""
         if isinstance(event, ev.SessionFetchHandled) and event.error != ev.NONE:
             return f"{event.kind}:{event.outcome}:{ev.ERRORS.get(event.error, str(event.error))}"
         if isinstance(event, ev.SessionFetchHandled) and event.evicted:
             return f"{event.kind}:{event.outcome}:evicted"
-        return outcome_key(event)
+        return super().coverage_key(event)
 
     def _sent(self, e: ev.SessionFetchSent) -> FetchState:
         s, req = self.keep(S.send(self.state, self.cfg, _client(e.node), e.msg))

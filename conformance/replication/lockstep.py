@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from kconform.conformance.judge import Finding, LockstepJudge, Mismatch, compare, compare_fields, own_request
-from kconform.conformance.replication.coverage import coverage_key
+from kconform.conformance.replication import coverage
 from kconform.model import invariants, replication
 from kconform.model.config import ReplicationConfig
 from kconform.model.replication import (
@@ -51,7 +51,6 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         # configuration); the model searches' paths, judged with the default, complete on their own terms.
         super().__init__(cfg, checked, replace(initial_state(cfg), tracks_purgatory=cfg.delayed_fetch))
         self._memo: invariants.Memo = {}  # state invariants whose inputs did not change are not re-run
-        self.coverage_key = coverage_key  # fetch_handled:diverging
         self._fetches: dict[int, tuple[int, FetchRequest]] = {}
         self._fetch_answers: dict[int, list[FetchResponse]] = {}
         self._queries: dict[int, tuple[int, EpochQuery]] = {}
@@ -89,6 +88,10 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         """The invariants read only the replicas, the controller and the ghost: when these are the
         very same values, the same values were checked already."""
         return post.replicas is pre.replicas and post.controller is pre.controller and post.ghost is pre.ghost
+
+    def coverage_key(self, event: ev.Event) -> str:
+        """Replication's keys refine the outcome (``fetch_handled:diverging``; conformance.replication.coverage)."""
+        return coverage.coverage_key(event)
 
     def find_violations(self, pre: State, post: State) -> Sequence[invariants.Violation]:
         names = self.checked
