@@ -1,9 +1,10 @@
 """``kconform bmc``: z3 bounded model checking of the model, and inductive invariant checks.
 
-Issue 5. Runs conformance.replication.bmc.bmc for lengths 0, 1, ..., --steps and prints each length's verdict
+Issue 5. Runs the bounded model checking of the config's slice (conformance.registry.search_of: for
+replication conformance.replication.bmc.bmc) for lengths 0, 1, ..., --steps and prints each length's verdict
 and solve time. The first length with a violation is the proven-minimal length of any violating
 run within the bounds (all shorter ones were UNSAT): the run is printed, written as the suite's
-ordinary counterexample file (conformance.replication.pathevents.path_counterexample, replayable with
+ordinary counterexample file (the slice's ``ModelSearch.counterexample``, replayable with
 ``kconform replay FILE --model-only``) and the exit code is 1. UNSAT up to --steps exits 0 with
 the time. With ``--inductive`` it prints, per invariant, whether it is inductive alone, inductive
 with a strengthening (the other invariants it needs), or not, with the counterexample to induction.
@@ -11,9 +12,10 @@ with a strengthening (the other invariants it needs), or not, with the counterex
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -21,11 +23,10 @@ from rich.table import Table
 
 from kconform.ci.exitcodes import EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.options import DEFAULT_OUT_DIR
-from kconform.conformance.replication.bmc import InductionResult, bmc, inductive
-from kconform.conformance.replication.pathevents import path_counterexample
+from kconform.conformance.registry import for_config, search_of
+from kconform.conformance.slice import ModelSearch
 from kconform.model.actions import SearchBounds
-from kconform.model.config import ReplicationConfig
-from kconform.model.invariants import INVARIANTS
+from kconform.model.configs import AnyConfig
 from kconform.traces.counterexample import write_counterexample
 
 INDUCTION_SLOTS = 4
@@ -38,7 +39,8 @@ class BmcOptions:
     all), the longest run searched, where the counterexample goes, whether to run the inductive
     checks instead, and how each length is solved."""
 
-    config: ReplicationConfig
+    config: AnyConfig
+    """A config of a slice with a model search (conformance.registry.search_of)."""
     bounds: SearchBounds = field(default_factory=SearchBounds)
     invariants: frozenset[str] | None = None
     steps: int = 12
@@ -51,26 +53,34 @@ class BmcOptions:
 
 
 def counterexample_path(options: BmcOptions) -> Path:
-    """Where the counterexample goes: ``<out>/bmc-<protocol>.jsonl``."""
-    return options.out / f"bmc-{options.config.protocol.value}.jsonl"
+    """Where the counterexample goes: ``<out>/bmc-<label>.jsonl`` (replication: the protocol rung)."""
+    return options.out / f"bmc-{_search(options.config).label(options.config)}.jsonl"
+
+
+def _search(cfg: AnyConfig) -> ModelSearch[Any]:
+    return search_of(for_config(cfg))
+
+
+def _invariants(cfg: AnyConfig) -> Mapping[str, Any]:
+    return for_config(cfg).invariants()
 
 
 def run_bmc(options: BmcOptions, console: Console | None = None) -> int:
     """Bounded model checking (or the inductive table); EXIT_VIOLATION on a violating run,
     EXIT_PASS when every length up to --steps is UNSAT (or after the inductive table)."""
     console = console or Console()
-    cfg, bounds = options.config, options.bounds
+    cfg, bounds, search = options.config, options.bounds, _search(options.config)
     checked = "all invariants" if options.invariants is None else ", ".join(sorted(options.invariants))
     console.print(
-        f"{'induction' if options.inductive else 'bounded model checking'} of {cfg.protocol.value} with z3: "
-        f"{cfg.replicas} replicas, min.insync.replicas {cfg.min_insync_replicas}, {bounds.max_records} records, "
+        f"{'induction' if options.inductive else 'bounded model checking'} of {search.header(cfg)} with z3: "
+        f"{bounds.max_records} records, "
         f"leader epochs <= {bounds.max_leader_epoch}"
         + (f", partition epochs <= {bounds.max_partition_epoch}" if bounds.max_partition_epoch is not None else "")
         + f"; {checked}",
         soft_wrap=True,
     )
     if options.inductive:
-        names = sorted(options.invariants) if options.invariants is not None else list(INVARIANTS)
+        names = sorted(options.invariants) if options.invariants is not None else list(_invariants(cfg))
         console.print(induction_table(cfg, bounds, names))
         return EXIT_PASS
     console.print("length k: is there a violating run of exactly k actions? (each line as it is decided)")
@@ -80,7 +90,7 @@ def run_bmc(options: BmcOptions, console: Console | None = None) -> int:
         verdict = "[red]SAT (violation)[/red]" if found else "UNSAT" + " " * 11
         console.print(f"{k:>4}  {verdict}  {seconds:>9.2f}")
 
-    result = bmc(cfg, bounds, options.invariants, options.steps, report, options.solving, options.reduce)
+    result = search.bmc(cfg, bounds, options.invariants, options.steps, report, options.solving, options.reduce)
     v = result.found
     if v is None:
         console.print(
@@ -97,7 +107,7 @@ def run_bmc(options: BmcOptions, console: Console | None = None) -> int:
     console.print("the run from the booted cluster (broker 0 leading epoch 0):")
     for i, label in enumerate(v.path, start=1):
         console.print(f"  {i:>3}. {escape(label)}")
-    cx = path_counterexample(cfg, bounds, v, options.invariants)
+    cx = search.counterexample(cfg, bounds, v, options.invariants)
     path = counterexample_path(options)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_counterexample(path, cx)
@@ -108,13 +118,15 @@ def run_bmc(options: BmcOptions, console: Console | None = None) -> int:
     return EXIT_VIOLATION
 
 
-def strengthen(cfg: ReplicationConfig, bounds: SearchBounds, name: str) -> list[InductionResult]:
-    """The induction attempts for ``name``: alone; then with each other state invariant; then with
-    all of them. Stops at the first inductive conjunction (the last result)."""
+def strengthen(cfg: AnyConfig, bounds: SearchBounds, name: str) -> list[Any]:
+    """The induction attempts for ``name`` (the slice's ``ModelSearch.inductive`` results): alone;
+    then with each other state invariant; then with all of them. Stops at the first inductive
+    conjunction (the last result)."""
+    inductive, known = _search(cfg).inductive, _invariants(cfg)
     attempts = [inductive(cfg, bounds, name, (), INDUCTION_SLOTS)]
     if attempts[-1].inductive:
         return attempts
-    others = [n for n in INVARIANTS if n != name and INVARIANTS[n].state_check is not None]
+    others = [n for n in known if n != name and known[n].state_check is not None]
     for other in others:
         attempts.append(inductive(cfg, bounds, name, (other,), INDUCTION_SLOTS))
         if attempts[-1].inductive:
@@ -123,7 +135,7 @@ def strengthen(cfg: ReplicationConfig, bounds: SearchBounds, name: str) -> list[
     return attempts
 
 
-def induction_table(cfg: ReplicationConfig, bounds: SearchBounds, names: Sequence[str]) -> Table:
+def induction_table(cfg: AnyConfig, bounds: SearchBounds, names: Sequence[str]) -> Table:
     """One row per invariant: inductive alone, with a strengthening, or not (with the CTI)."""
     table = Table(title=f"one step from any well-formed bounded state (partition epochs < {INDUCTION_SLOTS})")
     table.add_column("invariant")

@@ -27,9 +27,8 @@ from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.options import DEFAULT_OUT_DIR, IMPLEMENTATIONS, ExploreOptions, GateOptions, ReplayOptions
 from kconform.conformance import registry
 from kconform.model.actions import SearchBounds
-from kconform.model.config import ConfigError, ReplicationConfig
+from kconform.model.config import ConfigError
 from kconform.model.configs import AnyConfig, slice_of
-from kconform.model.invariants import INVARIANTS
 from kconform.traces.counterexample import MODEL_IMPLEMENTATION, TraceFileError, read_counterexample
 from kconform.traces.inputs import jsontext
 from kconform.traces.inputs.config import parse_config
@@ -209,7 +208,7 @@ def _parser() -> _Parser:
 
 
 def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
-    """--config and --set, shared by every command that builds a ReplicationConfig (_load_config)."""
+    """--config and --set, shared by the commands that search a slice's model (_load_config)."""
     parser.add_argument("--config", type=Path, metavar="FILE.json", help="replication config as a JSON object")
     parser.add_argument(
         "--set",
@@ -351,7 +350,7 @@ def _cmd_bmc(args: argparse.Namespace) -> int:
         settings.append(("replicas", args.replicas))
     config = _load_config(args.config, settings, "bmc")
     names = tuple(dict.fromkeys(args.invariants))
-    _check_names(names, list(INVARIANTS), "invariant")
+    _check_names(names, list(registry.for_config(config).invariants()), "invariant")
     _check_output_paths(args.out, None)
     bounds = SearchBounds(
         max_records=args.records,
@@ -361,11 +360,10 @@ def _cmd_bmc(args: argparse.Namespace) -> int:
         allow_tick=args.tick,
     )
     from kconform.ci.bmc import BmcOptions, run_bmc
-    from kconform.conformance.replication.bmc_encoding import Unsupported, check_supported
 
     try:
-        check_supported(config, bounds)
-    except Unsupported as e:
+        registry.search_of(registry.for_config(config)).check_bmc(config, bounds)
+    except ValueError as e:
         raise UserError(str(e)) from None
     options = BmcOptions(
         config, bounds, frozenset(names) or None, args.steps, args.out, args.inductive, args.solving, args.reduce
@@ -514,7 +512,7 @@ def _cmd_explore(args: argparse.Namespace) -> int:
         settings.append(("replicas", args.replicas))
     config = _load_config(args.config, settings, "explore")
     names = tuple(dict.fromkeys(args.invariants))  # de-duplicated, in the order given
-    _check_names(names, list(INVARIANTS), "invariant")
+    _check_names(names, list(registry.for_config(config).invariants()), "invariant")
     _check_output_paths(args.out, None)
     options = ExploreOptions(
         config=config,
@@ -553,16 +551,15 @@ def _cmd_mutants(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-def _load_config(path: Path | None, settings: Sequence[tuple[str, Any]], command: str) -> ReplicationConfig:
-    """A config of a slice whose model ``command`` (explore or bmc: the Slice field of that name)
-    searches: today the replication slice's. Any other slice is refused (exit 2) naming the slices
-    the command serves and the gate, which checks every slice."""
+def _load_config(path: Path | None, settings: Sequence[tuple[str, Any]], command: str) -> AnyConfig:
+    """A config of a slice whose model ``command`` (explore or bmc) searches (``Slice.search``, a
+    ModelSearch: today the replication slice's). Any other slice is refused (exit 2) naming the
+    slices the command serves and the gate, which checks every slice."""
     config = _load_any_config(path, settings)
-    if getattr(registry.for_config(config), command) is None or not isinstance(config, ReplicationConfig):
-        searchable = [s.name for s in registry.all_slices() if getattr(s, command) is not None]
-        name = slice_of(config)
+    if registry.for_config(config).search is None:
+        name, searchable = slice_of(config), " and ".join(registry.searchable())
         raise UserError(
-            f"kconform {command} searches the model of the {' and '.join(searchable)} slice only; the {name} "
+            f"kconform {command} searches the model of the {searchable} slice only; the {name} "
             f"slice has no model search: check it with 'kconform gate --slice {name}'"
         )
     return config

@@ -1,15 +1,17 @@
 """``kconform explore``: breadth-first search of the model alone, with a replayable counterexample.
 
-Runs conformance.replication.explore.explore over the atomic actions of model.actions, shows progress, prints
+Runs the breadth-first search of the config's slice (conformance.registry.search_of: for replication
+conformance.replication.explore over the atomic actions of model.actions), shows progress, prints
 the states per depth, the distinct states, the time and whether the bound was exhausted. On a
 violation it prints the shortest path (one action per line), writes it as a counterexample file
-(conformance.replication.pathevents.path_counterexample: the same handler calls as events, judged model-only
+(the slice's ``ModelSearch.counterexample``: the same handler calls as events, judged model-only
 by ``kconform replay FILE --model-only``) and exits 1; no violation within the bound exits 0.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -18,24 +20,28 @@ from rich.table import Table
 
 from kconform.ci.exitcodes import EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.options import ExploreOptions
-from kconform.conformance.replication.explore import ExploreResult, explore
-from kconform.conformance.replication.pathevents import path_counterexample
+from kconform.conformance.registry import for_config, search_of
+from kconform.conformance.slice import ModelSearch
 from kconform.traces.counterexample import write_counterexample
 
 
 def counterexample_path(options: ExploreOptions) -> Path:
-    """Where the counterexample goes: ``<out>/explore-<protocol>.jsonl``."""
-    return options.out / f"explore-{options.config.protocol.value}.jsonl"
+    """Where the counterexample goes: ``<out>/explore-<label>.jsonl`` (replication: the protocol rung)."""
+    return options.out / f"explore-{_search(options).label(options.config)}.jsonl"
+
+
+def _search(options: ExploreOptions) -> ModelSearch[Any]:
+    return search_of(for_config(options.config))
 
 
 def run_explore(options: ExploreOptions, console: Console | None = None) -> int:
     """Explore, print the figures, write the counterexample if any; EXIT_VIOLATION on a violation,
     EXIT_PASS when none exists within the bounds (exhausted or cut off: the output says which)."""
     console = console or Console()
-    cfg, bounds = options.config, options.bounds
+    cfg, bounds, search = options.config, options.bounds, _search(options)
     checked = "all invariants" if options.invariants is None else ", ".join(sorted(options.invariants))
     console.print(
-        f"exploring {cfg.protocol.value}: {cfg.replicas} replicas, min.insync.replicas {cfg.min_insync_replicas}, "
+        f"exploring {search.header(cfg)}, "
         f"{bounds.max_records} records, leader epochs <= {bounds.max_leader_epoch}"
         + (f", partition epochs <= {bounds.max_partition_epoch}" if bounds.max_partition_epoch is not None else "")
         + (", crashes" if bounds.allow_crash else "")
@@ -43,7 +49,7 @@ def run_explore(options: ExploreOptions, console: Console | None = None) -> int:
         + f"; checking {checked}",
         soft_wrap=True,
     )
-    result = _search(options, console)
+    result = _explore(search, options, console)
     console.print(_depth_table(result))
     console.print(_figures(result, options), soft_wrap=True)
     v = result.violation
@@ -57,7 +63,7 @@ def run_explore(options: ExploreOptions, console: Console | None = None) -> int:
     console.print("shortest path from the booted cluster (broker 0 leading epoch 0):")
     for i, label in enumerate(v.path, start=1):
         console.print(f"  {i:>3}. {escape(label)}")
-    cx = path_counterexample(cfg, bounds, v, options.invariants)
+    cx = search.counterexample(cfg, bounds, v, options.invariants)
     path = counterexample_path(options)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_counterexample(path, cx)
@@ -68,12 +74,14 @@ def run_explore(options: ExploreOptions, console: Console | None = None) -> int:
     return EXIT_VIOLATION
 
 
-def _search(options: ExploreOptions, console: Console) -> ExploreResult:
-    def run(progress: Progress | None = None) -> ExploreResult:
+def _explore(search: ModelSearch[Any], options: ExploreOptions, console: Console) -> Any:
+    def run(progress: Progress | None = None) -> Any:
         if progress is None:
-            return explore(options.config, options.bounds, options.invariants, options.max_depth, options.max_states)
+            return search.explore(
+                options.config, options.bounds, options.invariants, options.max_depth, options.max_states
+            )
         task = progress.add_task("exploring", total=options.max_states, depth=0)
-        return explore(
+        return search.explore(
             options.config,
             options.bounds,
             options.invariants,
@@ -95,7 +103,7 @@ def _search(options: ExploreOptions, console: Console) -> ExploreResult:
         return run(progress)
 
 
-def _depth_table(result: ExploreResult) -> Table:
+def _depth_table(result: Any) -> Table:
     table = Table(title="distinct states first reached per depth")
     table.add_column("depth", justify="right")
     table.add_column("new states", justify="right")
@@ -107,7 +115,7 @@ def _depth_table(result: ExploreResult) -> Table:
     return table
 
 
-def _figures(result: ExploreResult, options: ExploreOptions) -> str:
+def _figures(result: Any, options: ExploreOptions) -> str:
     if result.exhausted:
         status = "exhausted: every reachable state within the bounds was explored"
     elif result.violation is not None:

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kconform.model.actions import SearchBounds
-from kconform.model.config import ReplicationConfig
 from kconform.model.configs import AnyConfig
 
 IMPLEMENTATIONS: tuple[str, ...] = ("reference",)
@@ -65,7 +64,8 @@ class ExploreOptions:
     invariants to check (None: all), the depth and state caps of the breadth-first search, where
     the counterexample file goes and whether to show progress."""
 
-    config: ReplicationConfig
+    config: AnyConfig
+    """A config of a slice with a model search (conformance.registry.search_of)."""
     bounds: SearchBounds = field(default_factory=SearchBounds)
     invariants: frozenset[str] | None = None
     max_depth: int = 50

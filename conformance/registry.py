@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from kconform.conformance.slice import Slice
+from kconform.conformance.slice import ModelSearch, Slice
 from kconform.model.configs import register_config, unregister_config
 
 BUILTIN_SLICES: dict[str, str] = {
@@ -96,4 +96,31 @@ def for_config(cfg: object) -> Slice[Any]:
     return found
 
 
-__all__ = ["BUILTIN_SLICES", "UnknownSlice", "all_slices", "for_config", "get", "names", "register", "unregister"]
+def searchable() -> tuple[str, ...]:
+    """The names of the slices that have a model search (``kconform explore`` / ``bmc``)."""
+    return tuple(s.name for s in all_slices() if s.search is not None)
+
+
+def search_of(s: Slice[Any]) -> ModelSearch[Any]:
+    """The model search of slice ``s`` (its ``search`` module's ``SEARCH``, imported now);
+    UnknownSlice, naming the slices that have one, if ``s`` has none."""
+    if s.search is None:
+        raise UnknownSlice(f"the {s.name} slice has no model search (slices with one: {', '.join(searchable())})")
+    defined = getattr(importlib.import_module(s.search), "SEARCH", None)
+    if not isinstance(defined, ModelSearch):
+        raise TypeError(f"{s.search} defines no SEARCH (a conformance.slice.ModelSearch)")
+    return defined
+
+
+__all__ = [
+    "BUILTIN_SLICES",
+    "UnknownSlice",
+    "all_slices",
+    "for_config",
+    "get",
+    "names",
+    "register",
+    "search_of",
+    "searchable",
+    "unregister",
+]

@@ -92,10 +92,38 @@ class Slice(Generic[C]):
     search; conformance.scenarios runs them)."""
     reachable_keys: Callable[[C], frozenset[str]]
     """The coverage keys the model can produce under a config (the coverage denominator)."""
-    explore: Callable[..., Any] | None = None
-    """Breadth-first search of the slice's model (``kconform explore``), if it has one."""
-    bmc: Callable[..., Any] | None = None
-    """Bounded model checking of the slice's model (``kconform bmc``), if it has one."""
+    search: str | None = None
+    """The module of the slice's searches of its model alone (``kconform explore``, ``kconform bmc``):
+    it defines ``SEARCH``, a ``ModelSearch``; None: the slice has none (the commands say so). Named,
+    not imported, so that the solver (z3) loads only when a search runs (registry.search_of)."""
 
 
-__all__ = ["Slice", "SliceJudge"]
+@dataclass(frozen=True)
+class ModelSearch(Generic[C]):
+    """A slice's searches of its model alone, over atomic actions within bounds (today
+    model.actions.SearchBounds): breadth-first exploration and z3 bounded model checking, both
+    ending in the suite's ordinary counterexample file, which ``kconform replay --model-only`` judges.
+
+    Guarantees: ``explore`` returns the first violation at minimal depth with a shortest path;
+    ``bmc`` decides lengths 0, 1, ... in turn, so its first violating run is proven minimal;
+    ``counterexample`` turns either one's violation into the events of the same handler calls, so the
+    lockstep judge replays it to the same invariant violation."""
+
+    explore: Callable[..., Any]
+    """``explore(cfg, bounds, invariants, max_depth, max_states, progress=...)``: the BFS result
+    (``violation``, ``states_per_depth``, ``distinct_states``, ``edges``, ``exhausted``, ``seconds``)."""
+    bmc: Callable[..., Any]
+    """``bmc(cfg, bounds, invariants, max_steps, report, solving, reduce)``: the BMC result (``found``)."""
+    inductive: Callable[..., Any]
+    """``inductive(cfg, bounds, invariant, strengthening, slots)``: one induction attempt."""
+    check_bmc: Callable[[C, Any], None]
+    """Raises ValueError (saying what) unless the SMT encoding covers the config and bounds."""
+    counterexample: Callable[..., Any]
+    """``counterexample(cfg, bounds, found, invariants)``: a violation as a counterexample file."""
+    label: Callable[[C], str]
+    """The config in a file name (``explore-<label>.jsonl``): for replication its protocol rung."""
+    header: Callable[[C], str]
+    """The config in the searches' first line (rung, replicas, ...)."""
+
+
+__all__ = ["ModelSearch", "Slice", "SliceJudge"]

@@ -32,7 +32,13 @@ def test_each_slice_owns_its_mutants_and_invariants() -> None:
     for a, b in ((rep, txn), (rep, fetch), (txn, fetch)):
         assert not set(a.mutants()) & set(b.mutants())
         assert not set(a.invariants()) & set(b.invariants())
-    assert rep.explore is not None and txn.explore is None
+    assert rep.search is not None and txn.search is None and fetch.search is None
+    assert registry.searchable() == ("replication",)
+    assert registry.search_of(rep).label(ReplicationConfig()) == ReplicationConfig().protocol.value
+    with pytest.raises(
+        registry.UnknownSlice, match="the txn slice has no model search \\(slices with one: replication\\)"
+    ):
+        registry.search_of(txn)
 
 
 def test_unknown_name_and_type_are_clear_errors() -> None:

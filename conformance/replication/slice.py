@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from kconform.conformance.replication import bmc, explore
 from kconform.conformance.replication.coverage import reachable_keys
 from kconform.conformance.replication.lockstep import Judge
 from kconform.conformance.replication.machine import rules, swarm
@@ -46,6 +45,5 @@ SLICE: Slice[ReplicationConfig] = Slice(
     machine_rules=rules,
     zoo=zoo,
     reachable_keys=reachable_keys,
-    explore=explore.explore,
-    bmc=bmc.bmc,
+    search="kconform.conformance.replication.search",
 )
