@@ -26,6 +26,12 @@ _CLEAN_TREE: dict[str, str] = {
     "kconform/traces/__init__.py": "",
     "kconform/traces/events.py": "from kconform.model import state\n",
     "kconform/traces/operations.py": "",
+    "kconform/traces/tools.py": "from kconform.conformance import judge\n",
+    "kconform/traces/mine/__init__.py": "",
+    "kconform/traces/mine/invariants.py": "from kconform.traces import tools\n",
+    "kconform/traces/replay.py": "from kconform.conformance import judge\n",
+    "kconform/traces/generate.py": "from kconform.conformance import judge\n",
+    "kconform/traces/oracle.py": "from kconform.conformance import judge\n",
     "kconform/conformance/__init__.py": "",
     "kconform/conformance/judge.py": "from kconform.impl import log\nfrom kconform.traces import events\n",
     "kconform/ci/__init__.py": "",
@@ -86,3 +92,12 @@ def test_event_schema_importing_the_judge_breaks_a_contract(tmp_path: Path) -> N
     result = _lint_imports(root, pythonpath=root)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "kconform.traces.events -> kconform.conformance.judge" in result.stdout
+
+
+def test_the_judge_importing_the_miner_breaks_a_contract(tmp_path: Path) -> None:
+    """The miner's invariants register through the trace tools (traces.tools.SliceTools.miner), a
+    layer above the judge: a slice's judge or reference naming them crosses it."""
+    root = _tree(tmp_path, {"kconform/conformance/judge.py": "from kconform.traces.mine import invariants\n"})
+    result = _lint_imports(root, pythonpath=root)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "do not reach the trace tools above them" in result.stdout and "BROKEN" in result.stdout

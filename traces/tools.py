@@ -1,5 +1,6 @@
 """Each slice's trace tools, registered by slice name: its counterexample report, its replay state
-table, its trace-generation workload and the pictures the gate draws of its coverage.
+table, its trace-generation workload, the pictures the gate draws of its coverage and its miner
+invariants.
 
 These sit above the judge (the trace tools run it), so they are not part of the conformance
 ``Slice`` (conformance.slice): a slice registers its ``SliceTools`` here, in the same way, and the
@@ -55,6 +56,10 @@ class SliceTools:
     """Model state (and the implementation's snapshot) at a failing step, for ``kconform replay``;
     None: the state's repr is printed."""
     coverage_artifacts: tuple[CoverageArtifact, ...] = ()
+    miner: str | None = None
+    """The module of the slice's stream invariants over a corpus (traces.mine: it defines ``SLICE``
+    (this name), ``INVARIANTS`` and ``views(dialect, given)``); None: the miner has none for it.
+    traces.mine.invariants gathers them through this registry, in the slices' order."""
 
 
 BUILTIN_TOOLS: dict[str, str] = {

@@ -12,4 +12,5 @@ TOOLS = SliceTools(
     report_html=render_fetch_html,
     make_workload=FetchWorkload,
     workload_module="kconform.traces.fetch.workload",
+    miner="kconform.traces.mine.fetch",
 )

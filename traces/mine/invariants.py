@@ -11,23 +11,27 @@ kconform.traces.corpus, one row per event; ``tr``: one row per trace from the ma
 (the effective min.insync.replicas) and ``strict`` (the configuration permits no loss: no unclean
 election, every append flushed); the txn slice's tables of traces.mine.txn_tables) and the views
 of every slice, built in slice order: each slice's module (traces.mine.replication,
-traces.mine.txn, traces.mine.fetch) gives its views and its invariants, and ``SLICES`` below registers them.
+traces.mine.txn, traces.mine.fetch) gives its views and its invariants, and the slice names it as the
+``miner`` of its trace tools (traces.tools.SliceTools); ``SLICES`` below gathers them from that
+registry, in conformance.registry's order.
 
 Each query yields ``(invariant, trace, pos, wpos, detail)``: the position where the violation is
 evident, the position of the other witness event (or null) and a sentence of evidence. Add an
-invariant to its slice's module (``_register(MinedInvariant(...))``); a new slice adds its module to
-``SLICES``.
+invariant to its slice's module (``_register(MinedInvariant(...))``); a new slice names its module in
+its ``SliceTools.miner``: nothing here changes.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Collection
 from types import ModuleType
 
+from kconform.conformance.registry import names
 from kconform.traces.events import EVENT_TYPES
-from kconform.traces.mine import fetch, replication, txn
 from kconform.traces.mine.sql import DIALECTS, MinedInvariant, expand
+from kconform.traces.tools import tools_of
 
 __all__ = [
     "DIALECTS",
@@ -42,8 +46,22 @@ __all__ = [
     "violations_sql",
 ]
 
-SLICES: tuple[ModuleType, ...] = (replication, txn, fetch)
-"""Every slice's mining module, in the order its views are built and its invariants run."""
+
+def _miners() -> tuple[ModuleType, ...]:
+    out = []
+    for name in names():
+        try:
+            module = tools_of(name).miner
+        except LookupError:  # a slice without trace tools has no miner either
+            continue
+        if module is not None:
+            out.append(importlib.import_module(module))
+    return tuple(out)
+
+
+SLICES: tuple[ModuleType, ...] = _miners()
+"""Every slice's mining module (its ``SliceTools.miner``), in the order its views are built and its
+invariants run: conformance.registry's order of the slices."""
 
 
 def _merge() -> dict[str, MinedInvariant]:

@@ -15,4 +15,5 @@ TOOLS = SliceTools(
     make_workload=Workload,
     workload_module="kconform.traces.generate",  # as manifests recorded it; seeded corpora stay byte-identical
     state_table=state_table,
+    miner="kconform.traces.mine.replication",
 )

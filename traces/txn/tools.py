@@ -37,4 +37,5 @@ TOOLS = SliceTools(
     coverage_artifacts=(
         CoverageArtifact("coordinator state machine with the transitions exercised", write_state_picture),
     ),
+    miner="kconform.traces.mine.txn",
 )
