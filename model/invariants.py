@@ -8,67 +8,21 @@ is reported with ``allowed=True`` and a reason, like Elle's allowed anomalies; i
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 
-from kconform.model import purgatory
+from kconform.model import guarantees, purgatory
 from kconform.model.config import ReplicationConfig
+from kconform.model.guarantees import Invariant as Invariant
+from kconform.model.guarantees import Memo as Memo
+from kconform.model.guarantees import Violation as Violation
 from kconform.model.records import Entry
 from kconform.model.state import Replica, State
 
-
-@dataclass(frozen=True)
-class Violation:
-    """One broken guarantee with its evidence; ``allowed`` when the configuration permits it."""
-
-    invariant: str
-    message: str
-    allowed: bool = False
-    allowed_because: str = ""
-
-
-StateCheck = Callable[[State, ReplicationConfig], Iterator[Violation]]
-StepCheck = Callable[[State, State, ReplicationConfig], Iterator[Violation]]
-Inputs = Callable[[State], tuple[object, ...]]
-"""The parts of a state a state check reads, as a tuple of values (compared by equality)."""
-
-
-@dataclass(frozen=True)
-class Invariant:
-    """A registered guarantee: ``check`` sees one state, or (``over_steps``) a state and its successor.
-    A state check is a function of its ``inputs`` (the values of the parts of the state it reads)
-    and the config only, so on a state whose inputs equal those of a state already checked its
-    verdict is the same (check_state's memo)."""
-
-    name: str
-    doc: str
-    cite: str
-    state_check: StateCheck | None = None
-    step_check: StepCheck | None = None
-    inputs: Inputs | None = None
-
-    @property
-    def over_steps(self) -> bool:
-        return self.step_check is not None
-
-
-INVARIANTS: dict[str, Invariant] = {}
-
-
-def _register(name: str, cite: str, inputs: Inputs) -> Callable[[StateCheck], StateCheck]:
-    def deco(fn: StateCheck) -> StateCheck:
-        INVARIANTS[name] = Invariant(name, (fn.__doc__ or "").strip(), cite, state_check=fn, inputs=inputs)
-        return fn
-
-    return deco
-
-
-def _register_step(name: str, cite: str) -> Callable[[StepCheck], StepCheck]:
-    def deco(fn: StepCheck) -> StepCheck:
-        INVARIANTS[name] = Invariant(name, (fn.__doc__ or "").strip(), cite, step_check=fn)
-        return fn
-
-    return deco
+_REGISTRY = guarantees.Registry[State, ReplicationConfig](same=guarantees.equal_inputs)
+"""Replication's invariants; a state check's inputs (the parts of a state it reads) are compared by
+equality: small tuples of values, cheap to compare."""
+INVARIANTS: dict[str, Invariant[State, ReplicationConfig]] = _REGISTRY.invariants
+_register, _register_step = _REGISTRY.state, _REGISTRY.step
 
 
 def _loss_permitted(s: State, after_epoch: int) -> str:
@@ -349,39 +303,16 @@ def delayed_triggers_honoured(s: State, cfg: ReplicationConfig) -> Iterator[Viol
         yield Violation("DelayedTriggersHonoured", message)
 
 
-Memo = dict[str, tuple[ReplicationConfig, tuple[object, ...], list[Violation]]]
-"""Per state invariant: the config, the inputs and the verdict of its last run (check_state)."""
-
-
 def check_state(
     s: State, cfg: ReplicationConfig, names: frozenset[str] | None = None, memo: Memo | None = None
 ) -> list[Violation]:
     """Every state invariant (or the named ones) over ``s``. With a ``memo`` (one per sequence of
     states, e.g. one judge's), an invariant whose inputs equal those of its previous check in that
     memo is not re-run: its verdict then is returned again (a check is a function of its inputs and
-    the config; states are immutable values)."""
-    out: list[Violation] = []
-    for inv in INVARIANTS.values():
-        if inv.state_check is None or (names is not None and inv.name not in names):
-            continue
-        if memo is None or inv.inputs is None:
-            out.extend(inv.state_check(s, cfg))
-            continue
-        inputs = inv.inputs(s)
-        last = memo.get(inv.name)
-        if last is not None and last[0] is cfg and last[1] == inputs:
-            out.extend(last[2])
-            continue
-        found = list(inv.state_check(s, cfg))
-        memo[inv.name] = (cfg, inputs, found)
-        out.extend(found)
-    return out
+    the config; states are immutable values; model.guarantees.Registry.check_state)."""
+    return _REGISTRY.check_state(s, cfg, names, memo)
 
 
 def check_step(pre: State, post: State, cfg: ReplicationConfig, names: frozenset[str] | None = None) -> list[Violation]:
     """Every step invariant (or the named ones) over the step ``pre`` → ``post``."""
-    out: list[Violation] = []
-    for inv in INVARIANTS.values():
-        if inv.step_check is not None and (names is None or inv.name in names):
-            out.extend(inv.step_check(pre, post, cfg))
-    return out
+    return _REGISTRY.check_step(pre, post, cfg, names)

@@ -17,18 +17,16 @@ that hanging transaction is a real pre-KIP-890 violation, reported as such, neve
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 
+from kconform.model import guarantees
 from kconform.model import producer_state as P
 from kconform.model import txn_graph as G
 from kconform.model import txn_partition as T
-from kconform.model.invariants import Violation
+from kconform.model.guarantees import Memo as Memo
+from kconform.model.guarantees import Violation as Violation
 from kconform.model.txn_config import TxnConfig
 from kconform.model.txn_state import Fate, TxnState
-
-StateCheck = Callable[[TxnState, TxnConfig], Iterator[Violation]]
-StepCheck = Callable[[TxnState, TxnState, TxnConfig], Iterator[Violation]]
 
 KAFKA_17754 = (
     "transaction version 0 reuses the producer epoch across transactions, so a late request of one "
@@ -36,40 +34,11 @@ KAFKA_17754 = (
 )
 
 
-Inputs = Callable[[TxnState], tuple[object, ...]]
-
-
-@dataclass(frozen=True)
-class TxnInvariant:
-    """A registered guarantee: ``state_check`` sees one state, ``step_check`` a state and its successor.
-    A state check is a function of its ``inputs`` (the parts of the state it reads) and the config
-    only, so its verdict on a state whose inputs are the very same objects as before is the same."""
-
-    name: str
-    doc: str
-    cite: str
-    state_check: StateCheck | None = None
-    step_check: StepCheck | None = None
-    inputs: Inputs | None = None
-
-
-INVARIANTS: dict[str, TxnInvariant] = {}
-
-
-def _register(name: str, cite: str, inputs: Inputs) -> Callable[[StateCheck], StateCheck]:
-    def deco(fn: StateCheck) -> StateCheck:
-        INVARIANTS[name] = TxnInvariant(name, (fn.__doc__ or "").strip(), cite, state_check=fn, inputs=inputs)
-        return fn
-
-    return deco
-
-
-def _register_step(name: str, cite: str) -> Callable[[StepCheck], StepCheck]:
-    def deco(fn: StepCheck) -> StepCheck:
-        INVARIANTS[name] = TxnInvariant(name, (fn.__doc__ or "").strip(), cite, step_check=fn)
-        return fn
-
-    return deco
+_REGISTRY = guarantees.Registry[TxnState, TxnConfig](same=guarantees.same_inputs)
+"""The exactly-once invariants; a state check's inputs are compared as objects (large persistent
+maps a step replaces, never edits: identity is exact and costs nothing)."""
+INVARIANTS: dict[str, guarantees.Invariant[TxnState, TxnConfig]] = _REGISTRY.invariants
+_register, _register_step = _REGISTRY.state, _REGISTRY.step
 
 
 def _data_records(p: T.Partition) -> Iterator[tuple[int, int, int, int, int]]:
@@ -354,38 +323,16 @@ def producer_epoch_monotonic(pre: TxnState, post: TxnState, cfg: TxnConfig) -> I
                 )
 
 
-Memo = dict[str, tuple[TxnConfig, tuple[object, ...], list[Violation]]]
-"""Per invariant: the config and inputs of its last check, and its verdict then."""
-
-
 def check_state(
     s: TxnState, cfg: TxnConfig, names: frozenset[str] | None = None, memo: Memo | None = None
 ) -> list[Violation]:
     """Every state invariant (or the named ones) over ``s``. With a ``memo`` (one per sequence of
     states, e.g. one judge's), an invariant whose inputs are the same objects as at its previous
-    check in that memo is not re-run: its verdict then is returned again (states are immutable)."""
-    out: list[Violation] = []
-    for inv in INVARIANTS.values():
-        if inv.state_check is None or (names is not None and inv.name not in names):
-            continue
-        if memo is None or inv.inputs is None:
-            out.extend(inv.state_check(s, cfg))
-            continue
-        inputs = inv.inputs(s)
-        last = memo.get(inv.name)
-        if last is not None and last[0] is cfg and all(a is b for a, b in zip(last[1], inputs, strict=True)):
-            out.extend(last[2])
-            continue
-        found = list(inv.state_check(s, cfg))
-        memo[inv.name] = (cfg, inputs, found)
-        out.extend(found)
-    return out
+    check in that memo is not re-run: its verdict then is returned again (states are immutable;
+    model.guarantees.Registry.check_state)."""
+    return _REGISTRY.check_state(s, cfg, names, memo)
 
 
 def check_step(pre: TxnState, post: TxnState, cfg: TxnConfig, names: frozenset[str] | None = None) -> list[Violation]:
     """Every step invariant (or the named ones) over the step ``pre`` → ``post``."""
-    out: list[Violation] = []
-    for inv in INVARIANTS.values():
-        if inv.step_check is not None and (names is None or inv.name in names):
-            out.extend(inv.step_check(pre, post, cfg))
-    return out
+    return _REGISTRY.check_step(pre, post, cfg, names)

@@ -5,7 +5,6 @@ faster prefix comparisons inside the checks report what the offset-by-offset loo
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import replace
 from typing import Any
 
@@ -16,12 +15,11 @@ from kconform.conformance.replication.lockstep import Judge
 from kconform.impl.mutants import mutants_of
 from kconform.model import invariants as I
 from kconform.model.config import ReplicationConfig
-from kconform.model.configs import config_from_json
 from kconform.model.replication import advance_clock
 from kconform.model.state import DelayedFetch, State
-from kconform.traces.corpus import ReadReport, read_manifest, read_traces
 from kconform.traces.events import Entry
-from kconform.traces.generate import Plan, generate
+from kconform.traces.generate import Plan
+from tests.memokit import Trace, clock_readers, findings_agree, generated_traces, memo_agrees, reads
 from tests.test_invariants import BAD_STATES, _committed, _set
 
 PLANTED = tuple((m, 1) for m in mutants_of("replication"))
@@ -34,33 +32,21 @@ CONFIGS = (
 
 
 @pytest.fixture(scope="module")
-def traces(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[ReplicationConfig, list[Any]]]:
-    out = []
+def traces(tmp_path_factory: pytest.TempPathFactory) -> list[Trace]:
+    out: list[Trace] = []
     for i, cfg in enumerate(CONFIGS):
         root = tmp_path_factory.mktemp("memo") / f"c{i}"
-        generate(root, Plan(events=12_000, seed=11 + i, trace_events=1_000, config=cfg, plant=PLANTED))
-        report = ReadReport()
-        for meta, cx in read_traces(root, read_manifest(root), report):
-            trace_cfg = config_from_json(meta.config)
-            assert isinstance(trace_cfg, ReplicationConfig)
-            out.append((trace_cfg, [e for step in cx.steps for e in step.events]))
-        assert not report.errors
+        plan = Plan(events=12_000, seed=11 + i, trace_events=1_000, config=cfg, plant=PLANTED)
+        out += generated_traces(root, plan, ReplicationConfig)
     return out
 
 
-def test_memoised_judging_finds_what_rechecking_everything_finds(
-    traces: list[tuple[ReplicationConfig, list[Any]]],
-) -> None:
-    verdicts: Counter[str] = Counter()
-    for cfg, events in traces:
-        fast, full = Judge(cfg), Judge(cfg)
-        full._memo = None  # type: ignore[assignment]  # every invariant re-run after every event
-        for i, event in enumerate(events):
-            a = [(f.verdict, f.name, f.message) for f in fast.observe(event)]
-            b = [(f.verdict, f.name, f.message) for f in full.observe(event)]
-            assert a == b, f"event {i} ({event.kind})"
-            verdicts.update(v for v, _, _ in a)
-        assert fast.checks == full.checks and fast.violations == full.violations
+def _no_memo(judge: Any) -> None:
+    judge._memo = None  # every invariant re-run after every event
+
+
+def test_memoised_judging_finds_what_rechecking_everything_finds(traces: list[Trace]) -> None:
+    verdicts = findings_agree(traces, Judge, _no_memo)
     # Conformant models break no guarantee: violations through the memo are the bad states' test below.
     assert verdicts[NON_CONFORMANCE] > 0 and verdicts[ALLOWED] > 0, verdicts
 
@@ -88,12 +74,12 @@ def _presumes(r: Any) -> bool:
     return bool(r.alive and r.registered and r.leader == r._obj.leader)  # reads alive, registered, leader
 
 
+def _record(state: Any, seen: set[tuple[str, ...]]) -> _Recorder:
+    return _Recorder(state, (), seen)
+
+
 def _reads(fn: Any, state: State, *args: Any) -> set[tuple[str, ...]]:
-    seen: set[tuple[str, ...]] = set()
-    result = fn(_Recorder(state, (), seen), *args)
-    if not isinstance(result, tuple):
-        list(result)
-    return seen
+    return reads(_record, fn, state, *args)
 
 
 @pytest.mark.parametrize("name", sorted(BAD_STATES))
@@ -103,9 +89,7 @@ def test_each_invariant_declares_what_it_reads_and_a_memo_recomputes_what_change
     cfg = ReplicationConfig()
     good = _committed()
     bad = BAD_STATES[name](good)
-    memo: I.Memo = {}
-    for s in (good, bad, good, bad):
-        assert I.check_state(s, cfg, memo=memo) == I.check_state(s, cfg)
+    memo_agrees(I.check_state, (good, bad, good, bad), cfg, {})
     inv = I.INVARIANTS[name]
     if inv.state_check is None:
         return  # a step invariant: not memoised
@@ -126,17 +110,10 @@ def test_no_invariant_reads_the_clock_but_the_purgatory_deadlines() -> None:
     PurgatoryDeadlines where the purgatory is tracked and something is parked."""
     cfg = ReplicationConfig()
     for s in [_committed(), *(bad(_committed()) for bad in BAD_STATES.values())]:
-        for inv in I.INVARIANTS.values():
-            if inv.state_check is not None:
-                reads = _reads(inv.state_check, s, cfg)
-                if ("now_ms",) in reads:
-                    assert inv.name in CLOCK_READERS and s.tracks_purgatory, inv.name
-                    assert inv.inputs is not None and ("now_ms",) in _reads(inv.inputs, s), inv.name
-            else:
-                assert inv.step_check is not None
-                seen: set[tuple[str, ...]] = set()
-                list(inv.step_check(_Recorder(s, (), seen), _Recorder(s, (), seen), cfg))  # type: ignore[arg-type]
-                assert ("now_ms",) not in seen, inv.name
+        for name in clock_readers(_record, I.INVARIANTS.values(), s, cfg):
+            inv = I.INVARIANTS[name]
+            assert name in CLOCK_READERS and s.tracks_purgatory, name
+            assert inv.inputs is not None and ("now_ms",) in _reads(inv.inputs, s), name
 
 
 def test_a_tick_past_a_deadline_is_not_skipped_by_the_judge() -> None:

@@ -15,6 +15,7 @@ from kconform.model.invariants import Violation
 from kconform.model.txn_config import TxnConfig
 from kconform.model.txn_state import TxnState
 from kconform.traces.events import Record
+from tests import memokit
 from tests.test_txn_lockstep import PID, TXN, committed_txn
 
 CFG = TxnConfig()
@@ -107,12 +108,13 @@ class _Recorder:
         return value
 
 
+def record(state: Any, seen: set[tuple[str, ...]]) -> _Recorder:
+    """The recorder standing for ``state`` (tests.memokit.reads)."""
+    return _Recorder(state, (), seen)
+
+
 def reads(fn: Any, state: Any, *args: Any) -> set[tuple[str, ...]]:
-    seen: set[tuple[str, ...]] = set()
-    result = fn(_Recorder(state, (), seen), *args)
-    if not isinstance(result, tuple):
-        list(result)
-    return seen
+    return memokit.reads(record, fn, state, *args)
 
 
 @pytest.mark.parametrize("name", sorted(BAD_STATES))
@@ -121,9 +123,7 @@ def test_a_memo_recomputes_what_changed_and_declares_what_it_reads(name: str) ->
     each state afresh; the invariant reads, on the bad state too, only the inputs it declares."""
     good = good_state()
     bad = BAD_STATES[name](good)
-    memo: I.Memo = {}
-    for s in (good, bad, good, bad):
-        assert I.check_state(s, CFG, memo=memo) == I.check_state(s, CFG)
+    memokit.memo_agrees(I.check_state, (good, bad, good, bad), CFG, {})
     inv = I.INVARIANTS[name]
     assert inv.state_check is not None and inv.inputs is not None
     assert reads(inv.state_check, bad, CFG) <= reads(inv.inputs, bad)
