@@ -55,6 +55,32 @@ class ConfigError(ValueError):
     """A configuration Kafka would refuse, or one the suite cannot run."""
 
 
+def json_fields(obj: Any, config_type: type, ignored: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The keys of the JSON object ``obj`` but the ``ignored`` ones, each a field of the dataclass
+    ``config_type``; ConfigError when ``obj`` is no object or names another key."""
+    if not isinstance(obj, dict):
+        raise ConfigError(f"a config is a JSON object, got {type(obj).__name__}")
+    body = {k: v for k, v in obj.items() if k not in ignored}
+    unknown = set(body) - {f.name for f in dataclasses.fields(config_type)}
+    if unknown:
+        raise ConfigError(f"unknown config key(s): {sorted(unknown)}")
+    return body
+
+
+def json_bool(key: str, value: Any) -> bool:
+    """``value`` if it is a JSON boolean, else ConfigError naming ``key``."""
+    if not isinstance(value, bool):
+        raise ConfigError(f"{key} must be true or false, got {value!r}")
+    return value
+
+
+def json_int(key: str, value: Any) -> int:
+    """``value`` if it is a JSON integer (not a boolean), else ConfigError naming ``key``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{key} must be an integer, got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class ReplicationConfig:
     """One partition replicated on brokers 0..replicas-1 (assignment order = broker id order).
@@ -64,10 +90,15 @@ class ReplicationConfig:
     """
 
     replicas: int = 3
+    """The partition's replication factor (``replication.factor``)."""
     min_insync_replicas: int = 2
+    """``min.insync.replicas``: an acks=all write needs this many in the ISR (NOT_ENOUGH_REPLICAS)."""
     unclean_leader_election: bool = False
+    """``unclean.leader.election.enable``: an out-of-sync replica may be elected (losses allowed)."""
     replica_lag_time_max_ms: int = 30_000
+    """``replica.lag.time.max.ms``: a follower not caught up for this long leaves the ISR."""
     request_timeout_ms: int = 30_000
+    """``request.timeout.ms``: how long a producer waits for an acks=all answer."""
     flush_interval_ms: int = 0
     """0: every append is flushed (fsync per write); >0: the log is flushed only at checkpoints."""
     hw_checkpoint_interval_ms: int = 5_000
@@ -139,14 +170,8 @@ class ReplicationConfig:
     @staticmethod
     def from_json(obj: Any) -> ReplicationConfig:
         """Build a config from a JSON object; unknown keys or bad values raise ConfigError."""
-        if not isinstance(obj, dict):
-            raise ConfigError(f"a config is a JSON object, got {type(obj).__name__}")
-        known = {f.name: f for f in dataclasses.fields(ReplicationConfig)}
-        unknown = set(obj) - set(known)
-        if unknown:
-            raise ConfigError(f"unknown config key(s): {sorted(unknown)}")
         kwargs: dict[str, Any] = {}
-        for key, value in obj.items():
+        for key, value in json_fields(obj, ReplicationConfig).items():
             if key == "protocol":
                 try:
                     kwargs[key] = Protocol(value)
@@ -154,13 +179,9 @@ class ReplicationConfig:
                     names = ", ".join(p.value for p in Protocol)
                     raise ConfigError(f"unknown protocol {value!r} (one of {names})") from None
             elif key == "unclean_leader_election":
-                if not isinstance(value, bool):
-                    raise ConfigError(f"{key} must be true or false, got {value!r}")
-                kwargs[key] = value
+                kwargs[key] = json_bool(key, value)
             else:
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise ConfigError(f"{key} must be an integer, got {value!r}")
-                kwargs[key] = value
+                kwargs[key] = json_int(key, value)
         return ReplicationConfig(**kwargs)
 
 

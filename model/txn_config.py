@@ -16,7 +16,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from kconform.model.config import ConfigError
+from kconform.model.config import ConfigError, json_bool, json_fields, json_int
 from kconform.model.internal_topics import INT32_MAX as INT32_MAX
 from kconform.model.internal_topics import INT32_MIN as INT32_MIN
 from kconform.model.internal_topics import java_abs as java_abs
@@ -47,19 +47,31 @@ class TxnConfig:
     """
 
     brokers: int = 3
+    """Brokers 0..brokers-1, each a partition leader and a coordinator."""
     data_partitions: int = 2
+    """Partitions of the data topic ``t`` (``t-0`` led by broker 0, ``t-1`` by broker 1, ...)."""
     transactional_ids: tuple[str, ...] = ("txn-1",)
+    """The ``transactional.id`` values the producers use."""
     groups: tuple[str, ...] = ("my-group",)
+    """The consumer groups transactional offsets are committed to (``TxnOffsetCommit``)."""
     transaction_version: int = 0
+    """0 or 2 (the ``transaction.version`` feature; 2 is KIP-890 part 2)."""
     verification: bool = True
+    """``transaction.partition.verification.enable`` (KIP-890 part 1)."""
     transaction_timeout_ms: int = 60_000
     """The producers' transaction.timeout.ms (client default 60 s)."""
     transaction_max_timeout_ms: int = 900_000
+    """``transaction.max.timeout.ms``: a longer transaction.timeout.ms is INVALID_TRANSACTION_TIMEOUT."""
     transactional_id_expiration_ms: int = 604_800_000
+    """``transactional.id.expiration.ms``: an idle transactional id's state is removed."""
     producer_id_expiration_ms: int = 86_400_000
+    """``producer.id.expiration.ms``: an idle producer's state on a partition expires (KIP-854)."""
     abort_timed_out_interval_ms: int = 10_000
+    """``transaction.abort.timed.out.transaction.cleanup.interval.ms``: how often timeouts are checked."""
     state_log_partitions: int = 50
+    """``transaction.state.log.num.partitions``."""
     offsets_topic_partitions: int = 50
+    """``offsets.topic.num.partitions``."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.brokers <= 7:
@@ -129,25 +141,14 @@ class TxnConfig:
     @staticmethod
     def from_json(obj: Any) -> TxnConfig:
         """Build a config from a JSON object; unknown keys or bad values raise ConfigError."""
-        if not isinstance(obj, dict):
-            raise ConfigError(f"a config is a JSON object, got {type(obj).__name__}")
-        known = {f.name for f in dataclasses.fields(TxnConfig)}
-        body = {k: v for k, v in obj.items() if k != "slice"}
-        unknown = set(body) - known
-        if unknown:
-            raise ConfigError(f"unknown config key(s): {sorted(unknown)}")
         kwargs: dict[str, Any] = {}
-        for key, value in body.items():
+        for key, value in json_fields(obj, TxnConfig, frozenset({"slice"})).items():
             if key in ("transactional_ids", "groups"):
                 if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                     raise ConfigError(f"{key} must be a list of strings, got {value!r}")
                 kwargs[key] = tuple(value)
             elif key == "verification":
-                if not isinstance(value, bool):
-                    raise ConfigError(f"{key} must be true or false, got {value!r}")
-                kwargs[key] = value
+                kwargs[key] = json_bool(key, value)
             else:
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise ConfigError(f"{key} must be an integer, got {value!r}")
-                kwargs[key] = value
+                kwargs[key] = json_int(key, value)
         return TxnConfig(**kwargs)
