@@ -7,99 +7,112 @@ of every slice's mutants is impl.mutants.
 
 from __future__ import annotations
 
-TRUNCATE_TO_HW = "truncate-to-hw"
-KIP_101_TRUNCATION = "kip-101-truncation"
-NO_EPOCH_FENCING = "no-epoch-fencing"
-HW_BELOW_MIN_ISR = "hw-below-min-isr"
-EARLY_ISR_EXPAND = "early-isr-expand"
-HW_IGNORES_PENDING_ISR = "hw-ignores-pending-isr"
-ACKS_ALL_NO_WAIT = "acks-all-no-wait"
-DELAYED_FETCH_MISSES_HW = "delayed-fetch-misses-hw"
-DELAYED_FETCH_EARLY_RETURN = "delayed-fetch-early-return"
-DELAYED_FETCH_READS_LEO = "delayed-fetch-reads-leo"
-DELAYED_FETCH_SURVIVES_LEADER_CHANGE = "delayed-fetch-survives-leader-change"
-
-MUTANTS: dict[str, str] = {
-    TRUNCATE_TO_HW: (
-        "A new follower (and a restarted broker becoming follower) truncates to its local HW instead "
-        "of following the configured protocol: pre-KIP-101 (< 0.11) behaviour. Symptom: a follower "
-        "whose HW lagged drops committed records and can later lead without them (KIP-101 data loss "
-        "scenario 1), or keeps divergent records above the HW (scenario 2)."
-    ),
-    KIP_101_TRUNCATION: (
-        "On a diverging epoch or an OffsetsForLeaderEpoch answer the follower truncates to "
-        "min(leader end offset, LEO) without looking up its own end offset for that epoch: the hole "
-        "KIP-279 (2.0) fixed. Symptom: after fast leader failovers the follower keeps records of an "
-        "epoch the leader never had, so replicas diverge below the HW."
-    ),
-    NO_EPOCH_FENCING: (
-        "The leader ignores currentLeaderEpoch on follower fetches, epoch queries and consumer "
-        "fetches (pre-KIP-320, < 2.1). Symptom: a broker in a stale or newer epoch answers instead of "
-        "FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH, so a zombie leader keeps serving."
-    ),
-    HW_BELOW_MIN_ISR: (
-        "The leader advances the HW while the ISR is smaller than min.insync.replicas (before "
-        "KAFKA-15583, 3.7). Symptom: records written with acks=1 become committed (visible to "
-        "consumers) with fewer than min.insync.replicas copies."
-    ),
-    EARLY_ISR_EXPAND: (
-        "ISR expansion does not wait for the follower to reach the start offset of the leader's "
-        "current epoch (KAFKA-7128; hachikuji kafka-specification Kip320 note 4). Symptom: a follower "
-        "joins the ISR while still holding records of an older epoch that the leader may truncate "
-        "away, so an ISR member can lack committed records."
-    ),
-    HW_IGNORES_PENDING_ISR: (
-        "The leader computes the HW over the committed ISR only: a follower whose ISR expansion is "
-        "pending (KIP-497 maximal ISR) or that is caught up but not yet a member is not waited for. "
-        "Symptom: the HW passes an offset that a replica the controller is about to add to the ISR "
-        "does not have; once the expansion commits, an ISR member lacks committed records."
-    ),
-    ACKS_ALL_NO_WAIT: (
-        "The leader answers acks=all (-1) with NONE right after the local append instead of waiting "
-        "in the produce purgatory (DelayedProduce) for the HW to pass the record (kafka-facts §3.4, §6; "
-        "the guarantee KIP-679 made the producer default in 3.0). Symptom: an acknowledged record is "
-        "lost when the leader fails before the followers fetched it."
-    ),
-    DELAYED_FETCH_MISSES_HW: (
-        "A consumer Fetch parked in the purgatory is not re-checked when the leader's HW advances "
-        "(only log appends and its deadline complete it), like KAFKA-14334, where delayed fetches of "
-        "consumers reading from a follower were not completed when replication advanced that "
-        "follower's HW (fixed in 3.4.0, commit dbf5826cd54: ReplicaManager.completeDelayedFetchRequests). Symptom: a "
-        "consumer waits the whole fetch.max.wait.ms although its records became readable "
-        "(DelayedTriggersHonoured). Needs waiting consumer fetches (fetch_max_wait_ms > 0)."
-    ),
-    DELAYED_FETCH_EARLY_RETURN: (
-        "A parked Fetch completes at the first re-check whether or not fetch.min.bytes have "
-        "accumulated: the symptom of KAFKA-3159 (fixed in 0.10.0.0, commit 6d0dca7345d), where a "
-        "stale HW offset metadata on an older segment made DelayedFetch.tryComplete satisfy fetches "
-        "at once, so consumers with a large fetch.max.wait.ms spun (high CPU, empty answers). "
-        "Symptom here: an answer with fewer than minBytes records before the deadline "
-        "(non-conformance of the completion)."
-    ),
-    DELAYED_FETCH_READS_LEO: (
-        "A consumer Fetch completed from the purgatory reads up to the log end offset instead of the "
-        "HW: DelayedFetch.onComplete must read with the request's own isolation, as it has since "
-        "KAFKA-1583 (0.9.0.0, commit 89831204c09: fetchOnlyCommitted, today FetchIsolation.HIGH_WATERMARK); "
-        "no Kafka issue of this bug is claimed. Symptom: a consumer receives records that are not "
-        "committed yet (ConsumerReadsBelowHw; the judge sees the answer differ first)."
-    ),
-    DELAYED_FETCH_SURVIVES_LEADER_CHANGE: (
-        "When the broker stops leading, its parked fetches are not re-checked: they wait until their "
-        "deadline and only then answer NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH, like KAFKA-9198 "
-        "(2.5.0, commit 6ae1af842a3), where a leader that stopped being a replica left its delayed "
-        "operations to time out (fixed by completeDelayedFetchOrProduceRequests, today "
-        "completeDelayedOperationsWhenNotPartitionLeader, called from applyLocalFollowersDelta). "
-        "Symptom: clients keep waiting on a broker that no longer leads (DelayedTriggersHonoured)."
-    ),
-}
-"""Name → description, in the order the gate's self-check runs them."""
+from kconform.impl.mutant_table import MutantTable
 
 _DELAYED: dict[str, int | bool] = {"replica_fetch_wait_max_ms": 500, "fetch_max_wait_ms": 500, "fetch_min_bytes": 2}
+"""What the delayed-fetch mutants need: followers and consumers that wait in the purgatory."""
 
-MUTANT_CONFIG: dict[str, dict[str, int | bool]] = {
-    DELAYED_FETCH_MISSES_HW: _DELAYED,
-    DELAYED_FETCH_EARLY_RETURN: _DELAYED,
-    DELAYED_FETCH_READS_LEO: _DELAYED,
-    DELAYED_FETCH_SURVIVES_LEADER_CHANGE: _DELAYED,
-}
+_TABLE = MutantTable()
+
+TRUNCATE_TO_HW = _TABLE.add(
+    "truncate-to-hw",
+    "A new follower (and a restarted broker becoming follower) truncates to its local HW instead "
+    "of following the configured protocol: pre-KIP-101 (< 0.11) behaviour. Symptom: a follower "
+    "whose HW lagged drops committed records and can later lead without them (KIP-101 data loss "
+    "scenario 1), or keeps divergent records above the HW (scenario 2).",
+)
+
+KIP_101_TRUNCATION = _TABLE.add(
+    "kip-101-truncation",
+    "On a diverging epoch or an OffsetsForLeaderEpoch answer the follower truncates to "
+    "min(leader end offset, LEO) without looking up its own end offset for that epoch: the hole "
+    "KIP-279 (2.0) fixed. Symptom: after fast leader failovers the follower keeps records of an "
+    "epoch the leader never had, so replicas diverge below the HW.",
+)
+
+NO_EPOCH_FENCING = _TABLE.add(
+    "no-epoch-fencing",
+    "The leader ignores currentLeaderEpoch on follower fetches, epoch queries and consumer "
+    "fetches (pre-KIP-320, < 2.1). Symptom: a broker in a stale or newer epoch answers instead of "
+    "FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH, so a zombie leader keeps serving.",
+)
+
+HW_BELOW_MIN_ISR = _TABLE.add(
+    "hw-below-min-isr",
+    "The leader advances the HW while the ISR is smaller than min.insync.replicas (before "
+    "KAFKA-15583, 3.7). Symptom: records written with acks=1 become committed (visible to "
+    "consumers) with fewer than min.insync.replicas copies.",
+)
+
+EARLY_ISR_EXPAND = _TABLE.add(
+    "early-isr-expand",
+    "ISR expansion does not wait for the follower to reach the start offset of the leader's "
+    "current epoch (KAFKA-7128; hachikuji kafka-specification Kip320 note 4). Symptom: a follower "
+    "joins the ISR while still holding records of an older epoch that the leader may truncate "
+    "away, so an ISR member can lack committed records.",
+)
+
+HW_IGNORES_PENDING_ISR = _TABLE.add(
+    "hw-ignores-pending-isr",
+    "The leader computes the HW over the committed ISR only: a follower whose ISR expansion is "
+    "pending (KIP-497 maximal ISR) or that is caught up but not yet a member is not waited for. "
+    "Symptom: the HW passes an offset that a replica the controller is about to add to the ISR "
+    "does not have; once the expansion commits, an ISR member lacks committed records.",
+)
+
+ACKS_ALL_NO_WAIT = _TABLE.add(
+    "acks-all-no-wait",
+    "The leader answers acks=all (-1) with NONE right after the local append instead of waiting "
+    "in the produce purgatory (DelayedProduce) for the HW to pass the record (kafka-facts §3.4, §6; "
+    "the guarantee KIP-679 made the producer default in 3.0). Symptom: an acknowledged record is "
+    "lost when the leader fails before the followers fetched it.",
+)
+
+DELAYED_FETCH_MISSES_HW = _TABLE.add(
+    "delayed-fetch-misses-hw",
+    "A consumer Fetch parked in the purgatory is not re-checked when the leader's HW advances "
+    "(only log appends and its deadline complete it), like KAFKA-14334, where delayed fetches of "
+    "consumers reading from a follower were not completed when replication advanced that "
+    "follower's HW (fixed in 3.4.0, commit dbf5826cd54: ReplicaManager.completeDelayedFetchRequests). Symptom: a "
+    "consumer waits the whole fetch.max.wait.ms although its records became readable "
+    "(DelayedTriggersHonoured). Needs waiting consumer fetches (fetch_max_wait_ms > 0).",
+    config=_DELAYED,
+)
+
+DELAYED_FETCH_EARLY_RETURN = _TABLE.add(
+    "delayed-fetch-early-return",
+    "A parked Fetch completes at the first re-check whether or not fetch.min.bytes have "
+    "accumulated: the symptom of KAFKA-3159 (fixed in 0.10.0.0, commit 6d0dca7345d), where a "
+    "stale HW offset metadata on an older segment made DelayedFetch.tryComplete satisfy fetches "
+    "at once, so consumers with a large fetch.max.wait.ms spun (high CPU, empty answers). "
+    "Symptom here: an answer with fewer than minBytes records before the deadline "
+    "(non-conformance of the completion).",
+    config=_DELAYED,
+)
+
+DELAYED_FETCH_READS_LEO = _TABLE.add(
+    "delayed-fetch-reads-leo",
+    "A consumer Fetch completed from the purgatory reads up to the log end offset instead of the "
+    "HW: DelayedFetch.onComplete must read with the request's own isolation, as it has since "
+    "KAFKA-1583 (0.9.0.0, commit 89831204c09: fetchOnlyCommitted, today FetchIsolation.HIGH_WATERMARK); "
+    "no Kafka issue of this bug is claimed. Symptom: a consumer receives records that are not "
+    "committed yet (ConsumerReadsBelowHw; the judge sees the answer differ first).",
+    config=_DELAYED,
+)
+
+DELAYED_FETCH_SURVIVES_LEADER_CHANGE = _TABLE.add(
+    "delayed-fetch-survives-leader-change",
+    "When the broker stops leading, its parked fetches are not re-checked: they wait until their "
+    "deadline and only then answer NOT_LEADER_OR_FOLLOWER / FENCED_LEADER_EPOCH, like KAFKA-9198 "
+    "(2.5.0, commit 6ae1af842a3), where a leader that stopped being a replica left its delayed "
+    "operations to time out (fixed by completeDelayedFetchOrProduceRequests, today "
+    "completeDelayedOperationsWhenNotPartitionLeader, called from applyLocalFollowersDelta). "
+    "Symptom: clients keep waiting on a broker that no longer leads (DelayedTriggersHonoured).",
+    config=_DELAYED,
+)
+
+MUTANTS: dict[str, str] = _TABLE.descriptions
+"""Name → description, in the order the gate's self-check runs them."""
+
+MUTANT_CONFIG: dict[str, dict[str, int | bool]] = _TABLE.configs
 """Configuration a mutant needs to be observable (delayed fetches; see impl.mutants)."""
