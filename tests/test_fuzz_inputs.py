@@ -32,6 +32,18 @@ FUZZ = settings(
 )
 
 
+FUZZED: dict[str, str] = {
+    "counterexample": "counterexample files (kconform replay, model-only and re-driving the reference)",
+    "trace": "trace files",
+    "corpus": "Parquet corpora and their manifests",
+    "history": "kconform probe --check on probe histories (conformance/probe/history.py)",
+    "logs": "kconform logs check on Kafka logs and dump-log output (traces/logs)",
+    "wire": "kconform serve's traces with damaged wire requests: refused at the boundary (exit 2, naming "
+    "the step and field), never a traceback, model-only or re-driving the reference",
+}
+"""The input kinds fuzzed here, each with what its damaged samples go through."""
+
+
 @pytest.fixture(scope="module")
 def samples(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
     root = tmp_path_factory.mktemp("fuzz-samples")
@@ -60,7 +72,7 @@ def _check(kind: InputKind, sample: Path, rng: random.Random, command: int, work
 
 def test_every_kind_has_valid_samples(samples: dict[str, list[Path]], tmp_path: Path) -> None:
     """The samples themselves are read without complaint (exit 0 or 1: the counterexamples fail)."""
-    for name in ("counterexample", "trace", "corpus", "history", "logs", "wire"):
+    for name in FUZZED:
         kind = KINDS[name]
         assert samples[name], name
         for sample in samples[name]:
@@ -71,58 +83,16 @@ def test_every_kind_has_valid_samples(samples: dict[str, list[Path]], tmp_path: 
             assert outcome.code in kind.clean_exits and not outcome.traceback, (sample, outcome.stderr)
 
 
+@pytest.mark.parametrize("name", list(FUZZED))
 @FUZZ
 @given(rng=st.randoms(use_true_random=False), which=st.integers(0, 99), command=st.integers(0, 9))
-def test_fuzzed_counterexample_files(
-    samples: dict[str, list[Path]], tmp_path: Path, rng: random.Random, which: int, command: int
+def test_fuzzed_inputs(
+    samples: dict[str, list[Path]], tmp_path: Path, name: str, rng: random.Random, which: int, command: int
 ) -> None:
-    pool = samples["counterexample"]
-    _check(KINDS["counterexample"], pool[which % len(pool)], rng, command, tmp_path / "w")
-
-
-@FUZZ
-@given(rng=st.randoms(use_true_random=False), which=st.integers(0, 99), command=st.integers(0, 9))
-def test_fuzzed_traces(
-    samples: dict[str, list[Path]], tmp_path: Path, rng: random.Random, which: int, command: int
-) -> None:
-    pool = samples["trace"]
-    _check(KINDS["trace"], pool[which % len(pool)], rng, command, tmp_path / "w")
-
-
-@FUZZ
-@given(rng=st.randoms(use_true_random=False), which=st.integers(0, 99), command=st.integers(0, 9))
-def test_fuzzed_corpora(
-    samples: dict[str, list[Path]], tmp_path: Path, rng: random.Random, which: int, command: int
-) -> None:
-    pool = samples["corpus"]
-    _check(KINDS["corpus"], pool[which % len(pool)], rng, command, tmp_path / "w")
-
-
-@FUZZ
-@given(rng=st.randoms(use_true_random=False), which=st.integers(0, 99))
-def test_fuzzed_probe_histories(samples: dict[str, list[Path]], tmp_path: Path, rng: random.Random, which: int) -> None:
-    """``kconform probe --check`` on damaged probe histories (conformance/probe/history.py)."""
-    pool = samples["history"]
-    _check(KINDS["history"], pool[which % len(pool)], rng, 0, tmp_path / "w")
-
-
-@FUZZ
-@given(rng=st.randoms(use_true_random=False), which=st.integers(0, 99))
-def test_fuzzed_kafka_logs(samples: dict[str, list[Path]], tmp_path: Path, rng: random.Random, which: int) -> None:
-    """``kconform logs check`` on damaged Kafka logs and dump-log output (traces/logs)."""
-    pool = samples["logs"]
-    _check(KINDS["logs"], pool[which % len(pool)], rng, 0, tmp_path / "w")
-
-
-@FUZZ
-@given(rng=st.randoms(use_true_random=False), which=st.integers(0, 99), command=st.integers(0, 9))
-def test_fuzzed_served_wire_requests(
-    samples: dict[str, list[Path]], tmp_path: Path, rng: random.Random, which: int, command: int
-) -> None:
-    """kconform serve's traces with damaged wire requests: refused at the boundary (exit 2, naming
-    the step and field), never a traceback, model-only or re-driving the reference."""
-    pool = samples["wire"]
-    _check(KINDS["wire"], pool[which % len(pool)], rng, command, tmp_path / "w")
+    """A damaged sample of the input kind ``name`` through one of its commands (round robin over
+    ``command``): no traceback, no hang, refused (exit 2) where it must be (FUZZED says which commands)."""
+    pool = samples[name]
+    _check(KINDS[name], pool[which % len(pool)], rng, command, tmp_path / "w")
 
 
 @settings(FUZZ, max_examples=60)

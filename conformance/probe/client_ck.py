@@ -22,7 +22,7 @@ from typing import Any
 import confluent_kafka as ck
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from kconform.conformance.probe.worker import Answer, Json, error
+from kconform.conformance.probe.worker import Answer, Json, error, missing, read_record, send_answer
 
 DEFINITE_PRODUCE_ERRORS = frozenset(
     {
@@ -201,24 +201,14 @@ class ConfluentAdapter:
 
     def op_send(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.producer is None:
-            return ("fail", None, error("NO_PRODUCER", "send before producer"))
+            return missing("producer", "send")
         results = self._produce(list(args["records"]))
         self.producer.flush(timeout)
-        outcomes = set()
-        for r in results:
-            if r.pop("delivered", False):
-                outcomes.add("ok")
-            elif "error" in r and r["error"]["name"] in DEFINITE_PRODUCE_ERRORS:
-                outcomes.add("fail")
-            else:
-                outcomes.add("info")
-        outcome = "ok" if outcomes == {"ok"} else "fail" if outcomes == {"fail"} else "info"
-        first = next((r["error"] for r in results if "error" in r), None)
-        return (outcome, {"records": results}, first)
+        return send_answer(results, DEFINITE_PRODUCE_ERRORS)
 
     def op_init(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.producer is None:
-            return ("fail", None, error("NO_PRODUCER", "init before producer"))
+            return missing("producer", "init")
         try:
             self.producer.init_transactions(timeout)
         except ck.KafkaException as e:
@@ -229,7 +219,7 @@ class ConfluentAdapter:
 
     def op_txn(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.producer is None:
-            return ("fail", None, error("NO_PRODUCER", "txn before producer"))
+            return missing("producer", "txn")
         deadline = time.monotonic() + timeout
 
         def left() -> float:
@@ -295,7 +285,7 @@ class ConfluentAdapter:
     # -- consuming --------------------------------------------------------------------------------
     def op_assign(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.consumer is None:
-            return ("fail", None, error("NO_CONSUMER", "assign before consumer"))
+            return missing("consumer", "assign")
         start = args.get("start", "beginning")
         offset = ck.OFFSET_BEGINNING if start == "beginning" else ck.OFFSET_STORED
         self.consumer.assign([_tp(k, offset) for k in args["partitions"]])
@@ -303,13 +293,13 @@ class ConfluentAdapter:
 
     def op_subscribe(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.consumer is None:
-            return ("fail", None, error("NO_CONSUMER", "subscribe before consumer"))
+            return missing("consumer", "subscribe")
         self.consumer.subscribe(list(args["topics"]))
         return ("ok", None, None)
 
     def op_poll(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.consumer is None:
-            return ("fail", None, error("NO_CONSUMER", "poll before consumer"))
+            return missing("consumer", "poll")
         wait = min(float(args.get("wait", 1.0)), timeout)
         try:
             messages = self.consumer.consume(int(args.get("max", 100)), wait)
@@ -319,15 +309,7 @@ class ConfluentAdapter:
                 if m.error() is not None:
                     errors.append(_err(m.error()))
                     continue
-                raw = m.value()
-                records.append(
-                    {
-                        "topic": m.topic(),
-                        "partition": m.partition(),
-                        "offset": m.offset(),
-                        "value": raw.decode(errors="replace") if isinstance(raw, bytes) else raw,
-                    }
-                )
+                records.append(read_record(m.topic(), m.partition(), m.offset(), m.value()))
             assignment = self.consumer.assignment()
             positions = {}
             for tp in self.consumer.position(assignment) if assignment else []:
@@ -342,7 +324,7 @@ class ConfluentAdapter:
 
     def op_seek(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.consumer is None:
-            return ("fail", None, error("NO_CONSUMER", "seek before consumer"))
+            return missing("consumer", "seek")
         try:
             self.consumer.seek(_tp(str(args["partition"]), int(args["offset"])))
         except ck.KafkaException as e:
@@ -352,7 +334,7 @@ class ConfluentAdapter:
     def op_commit(self, args: dict[str, Json], timeout: float) -> Answer:
         """OffsetCommit: a broker error answer means the offsets were not written; a timeout is unknown."""
         if self.consumer is None:
-            return ("fail", None, error("NO_CONSUMER", "commit before consumer"))
+            return missing("consumer", "commit")
         tps = [_tp(k, int(v)) for k, v in args["offsets"].items()]
         try:
             answered = self.consumer.commit(offsets=tps, asynchronous=False)
@@ -367,7 +349,7 @@ class ConfluentAdapter:
 
     def op_fetch_offsets(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.consumer is None:
-            return ("fail", None, error("NO_CONSUMER", "fetch-offsets before consumer"))
+            return missing("consumer", "fetch-offsets")
         try:
             answered = self.consumer.committed([_tp(k) for k in args["partitions"]], timeout=timeout)
         except ck.KafkaException as e:

@@ -19,7 +19,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.structs import OffsetAndMetadata
 
-from kconform.conformance.probe.worker import Answer, Json, error
+from kconform.conformance.probe.worker import Answer, Json, error, missing, read_record, send_answer
 
 DEFINITE_PRODUCE_ERRORS = frozenset(
     {
@@ -182,22 +182,13 @@ class KafkaPythonAdapter:
 
     def op_send(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.producer is None:
-            return ("fail", None, error("NO_PRODUCER", "send before producer"))
+            return missing("producer", "send")
         results = self._produce(list(args["records"]), timeout)
-        outcomes = set()
-        for r in results:
-            if r.pop("delivered", False):
-                outcomes.add("ok")
-            elif "error" in r and r["error"]["name"] in DEFINITE_PRODUCE_ERRORS:
-                outcomes.add("fail")
-            else:
-                outcomes.add("info")
-        outcome = "ok" if outcomes == {"ok"} else "fail" if outcomes == {"fail"} else "info"
-        return (outcome, {"records": results}, next((r["error"] for r in results if "error" in r), None))
+        return send_answer(results, DEFINITE_PRODUCE_ERRORS)
 
     def op_init(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.producer is None:
-            return ("fail", None, error("NO_PRODUCER", "init before producer"))
+            return missing("producer", "init")
         try:
             self.producer.init_transactions()
         except kerrors.KafkaError as e:
@@ -206,7 +197,7 @@ class KafkaPythonAdapter:
 
     def op_txn(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.producer is None:
-            return ("fail", None, error("NO_PRODUCER", "txn before producer"))
+            return missing("producer", "txn")
         results: list[dict[str, Json]] = [dict(r, offset=None) for r in args["records"]]
         committing = False  # from here on EndTxn(commit) may have reached the coordinator
         try:
@@ -243,7 +234,7 @@ class KafkaPythonAdapter:
 
     def op_assign(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.consumer is None:
-            return ("fail", None, error("NO_CONSUMER", "assign before consumer"))
+            return missing("consumer", "assign")
         tps = [_tp(k) for k in args["partitions"]]
         self.consumer.assign(tps)
         if args.get("start", "beginning") == "beginning":
@@ -252,28 +243,19 @@ class KafkaPythonAdapter:
 
     def op_subscribe(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.consumer is None:
-            return ("fail", None, error("NO_CONSUMER", "subscribe before consumer"))
+            return missing("consumer", "subscribe")
         self.consumer.subscribe(list(args["topics"]))
         return ("ok", None, None)
 
     def op_poll(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.consumer is None:
-            return ("fail", None, error("NO_CONSUMER", "poll before consumer"))
+            return missing("consumer", "poll")
         wait = min(float(args.get("wait", 1.0)), timeout)
         try:
             batches = self.consumer.poll(timeout_ms=int(wait * 1000), max_records=int(args.get("max", 100)))
-            records = []
+            records: list[dict[str, Json]] = []
             for recs in batches.values():
-                for m in recs:
-                    raw = m.value
-                    records.append(
-                        {
-                            "topic": m.topic,
-                            "partition": m.partition,
-                            "offset": m.offset,
-                            "value": raw.decode(errors="replace") if isinstance(raw, bytes) else raw,
-                        }
-                    )
+                records.extend(read_record(m.topic, m.partition, m.offset, m.value) for m in recs)
             positions = {}
             for tp in self.consumer.assignment():
                 pos = self.consumer.position(tp, timeout_ms=int(max(0.5, timeout / 4) * 1000))
@@ -285,7 +267,7 @@ class KafkaPythonAdapter:
 
     def op_seek(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.consumer is None:
-            return ("fail", None, error("NO_CONSUMER", "seek before consumer"))
+            return missing("consumer", "seek")
         try:
             self.consumer.seek(_tp(str(args["partition"])), int(args["offset"]))
         except (kerrors.KafkaError, AssertionError) as e:
@@ -294,7 +276,7 @@ class KafkaPythonAdapter:
 
     def op_commit(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.consumer is None:
-            return ("fail", None, error("NO_CONSUMER", "commit before consumer"))
+            return missing("consumer", "commit")
         offsets = {_tp(k): OffsetAndMetadata(int(v), "", -1) for k, v in args["offsets"].items()}
         try:
             self.consumer.commit(offsets=offsets, timeout_ms=int(timeout * 1000))
@@ -305,7 +287,7 @@ class KafkaPythonAdapter:
 
     def op_fetch_offsets(self, args: dict[str, Json], timeout: float) -> Answer:
         if self.consumer is None:
-            return ("fail", None, error("NO_CONSUMER", "fetch-offsets before consumer"))
+            return missing("consumer", "fetch-offsets")
         offsets: dict[str, int | None] = {}
         try:
             for k in args["partitions"]:

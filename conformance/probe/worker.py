@@ -58,6 +58,34 @@ def error(name: str, message: str, code: int | None = None) -> dict[str, Json]:
     return {"code": code, "name": name, "message": message}
 
 
+def missing(role: str, op: str) -> Answer:
+    """The answer to ``op`` before the worker has a ``role`` ("producer", "consumer"): a definite failure."""
+    return ("fail", None, error(f"NO_{role.upper()}", f"{op} before {role}"))
+
+
+def send_answer(results: list[dict[str, Json]], definite_errors: frozenset[str]) -> Answer:
+    """A send's answer from its records' completions (each record's ``delivered`` flag is taken out):
+    ``ok`` when every record was acknowledged, ``fail`` when every one failed with an error no broker
+    write precedes (``definite_errors``: Jepsen's definite failures), otherwise ``info`` (unknown,
+    the checker treats such writes as possibly applied); the error is the first record's error."""
+    outcomes = set()
+    for r in results:
+        if r.pop("delivered", False):
+            outcomes.add("ok")
+        elif "error" in r and r["error"]["name"] in definite_errors:
+            outcomes.add("fail")
+        else:
+            outcomes.add("info")
+    outcome = "ok" if outcomes == {"ok"} else "fail" if outcomes == {"fail"} else "info"
+    return (outcome, {"records": results}, next((r["error"] for r in results if "error" in r), None))
+
+
+def read_record(topic: Any, partition: Any, offset: Any, raw: Any) -> dict[str, Json]:
+    """A record a consumer read, as the history's ``poll`` value lists it (values decoded as UTF-8)."""
+    value = raw.decode(errors="replace") if isinstance(raw, bytes) else raw
+    return {"topic": topic, "partition": partition, "offset": offset, "value": value}
+
+
 def serve(adapter: ClientAdapter, stdin: Any, stdout: Any) -> int:
     """Answer commands until ``close`` or end of input; never raises on a bad command."""
     stdout.write(json.dumps({"ready": True, "client": adapter.name, "client_version": adapter.version}) + "\n")

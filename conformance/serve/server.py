@@ -20,6 +20,7 @@ import itertools
 import logging
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -345,79 +346,51 @@ async def _bounded(fut: asyncio.Future[dict[str, Any]], seconds: float, otherwis
         return dict(otherwise)
 
 
+def _each_partition(
+    topics: Iterable[Any], topic: tuple[str, str], partitions: tuple[str, str], answer: Callable[[Any], Any]
+) -> list[dict[str, Any]]:
+    """Per topic of a request, a response entry with its name and one ``answer`` per partition:
+    ``topic`` is (the response's key, the request's attribute) of the name, ``partitions`` of the list."""
+    (topic_key, topic_attr), (parts_key, parts_attr) = topic, partitions
+    return [{topic_key: getattr(t, topic_attr), parts_key: [answer(p) for p in getattr(t, parts_attr)]} for t in topics]
+
+
 def _error_body(api: str, body: Any, code: int) -> dict[str, Any]:
     """A response that answers every partition (or the request) with ``code``."""
     if api == "produce":
-        return {
-            "throttle_time": 0,
-            "responses": [
-                {
-                    "name": t.name,
-                    "partition_responses": [
-                        {"index": p.index, "error_code": code, "base_offset": -1, "record_errors": []}
-                        for p in t.partition_data
-                    ],
-                }
-                for t in body.topic_data
-            ],
-        }
+        produce = {"error_code": code, "base_offset": -1, "record_errors": []}
+        answers = _each_partition(
+            body.topic_data,
+            ("name", "name"),
+            ("partition_responses", "partition_data"),
+            lambda p: {"index": p.index, **produce},
+        )
+        return {"throttle_time": 0, "responses": answers}
     if api == "fetch":
-        return {
-            "throttle_time": 0,
-            "error_code": NONE,
-            "session_id": 0,
-            "responses": [
-                {
-                    "topic": t.topic,
-                    "partitions": [
-                        {
-                            "partition_index": p.partition,
-                            "error_code": code,
-                            "high_watermark": -1,
-                            "aborted_transactions": None,
-                            "records": None,
-                        }
-                        for p in t.partitions
-                    ],
-                }
-                for t in body.topics
-            ],
-        }
-    if api == "list_offsets":
-        return {
-            "throttle_time": 0,
-            "topics": [
-                {
-                    "name": t.name,
-                    "partitions": [{"partition_index": p.partition_index, "error_code": code} for p in t.partitions],
-                }
-                for t in body.topics
-            ],
-        }
+        fetch = {"error_code": code, "high_watermark": -1, "aborted_transactions": None, "records": None}
+        answers = _each_partition(
+            body.topics,
+            ("topic", "topic"),
+            ("partitions", "partitions"),
+            lambda p: {"partition_index": p.partition, **fetch},
+        )
+        return {"throttle_time": 0, "error_code": NONE, "session_id": 0, "responses": answers}
+    if api in ("list_offsets", "txn_offset_commit", "offset_commit"):
+        answers = _each_partition(
+            body.topics,
+            ("name", "name"),
+            ("partitions", "partitions"),
+            lambda p: {"partition_index": p.partition_index, "error_code": code},
+        )
+        return {"throttle_time": 0, "topics": answers}
     if api == "add_partitions_to_txn":
-        return {
-            "throttle_time": 0,
-            "results_by_topic_v3_and_below": [
-                {
-                    "name": t.name,
-                    "results_by_partition": [
-                        {"partition_index": p, "partition_error_code": code} for p in t.partitions
-                    ],
-                }
-                for t in body.v3_and_below_topics
-            ],
-        }
-    if api in ("txn_offset_commit", "offset_commit"):
-        return {
-            "throttle_time": 0,
-            "topics": [
-                {
-                    "name": t.name,
-                    "partitions": [{"partition_index": p.partition_index, "error_code": code} for p in t.partitions],
-                }
-                for t in body.topics
-            ],
-        }
+        answers = _each_partition(
+            body.v3_and_below_topics,
+            ("name", "name"),
+            ("results_by_partition", "partitions"),
+            lambda p: {"partition_index": p, "partition_error_code": code},
+        )
+        return {"throttle_time": 0, "results_by_topic_v3_and_below": answers}
     if api == "offset_fetch":
         return {"throttle_time": 0, "topics": [], "error_code": code}
     if api == "find_coordinator":

@@ -77,6 +77,12 @@ _INIT = (o.InitProducer(PRODUCER, TXN_ID), o.Settle(100))
 _HW = (o.AdvanceHw("t-0", -1), o.AdvanceHw("t-1", -1))
 
 
+def _read(partition: str = "t-0", read_committed: bool = True) -> tuple[o.Operation, ...]:
+    """``CONSUMER`` reads ``partition`` once both data partitions' HWs caught up (read_committed by
+    default: the isolation level every LSO and aborted-filter scenario checks)."""
+    return (*_HW, o.ConsumeTxn(CONSUMER, partition, read_committed), o.Settle(10))
+
+
 def _txn(sends: tuple[tuple[str, int], ...], commit: bool) -> tuple[o.Operation, ...]:
     """One whole transaction of ``PRODUCER`` on a healthy network."""
     out: list[o.Operation] = [o.BeginTxn(PRODUCER)]
@@ -109,9 +115,7 @@ DUPLICATED_PRODUCE = Scenario(
         o.Settle(100),
         o.CommitTxn(PRODUCER),
         o.Settle(1000),
-        *_HW,
-        o.ConsumeTxn(CONSUMER, "t-1", True),
-        o.Settle(10),
+        *_read("t-1"),
     ),
 )
 
@@ -182,9 +186,7 @@ ADVERSARIAL_PRODUCER = Scenario(
         o.Settle(100),
         o.CommitTxn(SUCCESSOR),
         o.Settle(1000),
-        *_HW,
-        o.ConsumeTxn(CONSUMER, "t-0", True),
-        o.Settle(10),
+        *_read(),
     ),
 )
 
@@ -201,14 +203,10 @@ READ_COMMITTED_DURING_OPEN_TXN = Scenario(
         o.BeginTxn(PRODUCER),
         o.Send(PRODUCER, "t-0", 2),
         o.Settle(100),
-        *_HW,
-        o.ConsumeTxn(CONSUMER, "t-0", True),
-        o.Settle(10),
+        *_read(),
         o.CommitTxn(PRODUCER),
         o.Settle(1000),
-        *_HW,
-        o.ConsumeTxn(CONSUMER, "t-0", True),
-        o.Settle(10),
+        *_read(),
     ),
 )
 
@@ -225,9 +223,7 @@ ABORT_THEN_READ_COMMITTED = Scenario(
         *_INIT,
         *_txn((("t-0", 2), ("t-1", 1)), commit=False),
         *_txn((("t-0", 1),), commit=True),
-        *_HW,
-        o.ConsumeTxn(CONSUMER, "t-0", True),
-        o.Settle(10),
+        *_read(),
         o.ConsumeTxn(1, "t-0", False),
         o.Settle(10),
     ),
@@ -294,9 +290,7 @@ ZOMBIE_DELAYED_PRODUCE = Scenario(
         o.Settle(100),
         o.CommitTxn(SUCCESSOR),
         o.Settle(1000),
-        *_HW,
-        o.ConsumeTxn(CONSUMER, "t-0", True),
-        o.Settle(10),
+        *_read(),
     ),
 )
 
@@ -323,9 +317,7 @@ LATE_PRODUCE_AFTER_ABORT = Scenario(
         o.Deliver(3),  # the abort marker reaches t-0 first
         o.Deliver(3),  # its answer: CompleteAbort
         o.Settle(100),  # the three copies of the batch, late
-        *_HW,
-        o.ConsumeTxn(CONSUMER, "t-0", True),
-        o.Settle(10),
+        *_read(),
         o.Quiesce(QUIESCE_MS),
     ),
 )
@@ -356,9 +348,7 @@ LATE_END_TXN = Scenario(
         o.Settle(100),
         o.AbortTxn(PRODUCER),  # the application aborts transaction 2
         o.Settle(1000),
-        *_HW,
-        o.ConsumeTxn(CONSUMER, "t-0", True),
-        o.Settle(10),
+        *_read(),
     ),
 )
 
@@ -390,9 +380,7 @@ STALE_COORDINATOR_MARKER = Scenario(
         o.Settle(100),
         o.AbortTxn(PRODUCER),
         o.Settle(1000),
-        *_HW,
-        o.ConsumeTxn(CONSUMER, "t-0", True),
-        o.Settle(10),
+        *_read(),
     ),
 )
 
@@ -416,9 +404,7 @@ FAILOVER_AFTER_PREPARE = Scenario(
         o.Drop(1),  # the marker is lost
         o.MoveCoordinator(TXN_ID, FAILOVER_TO),
         o.Quiesce(QUIESCE_MS),
-        *_HW,
-        o.ConsumeTxn(CONSUMER, "t-0", True),
-        o.Settle(10),
+        *_read(),
     ),
 )
 

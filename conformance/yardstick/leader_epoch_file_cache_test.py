@@ -37,9 +37,22 @@ def S(
     return Scenario(K, method, version, EPOCH_CACHE, steps=tuple(steps), config=config or {}, part=part)  # type: ignore[arg-type]
 
 
+def S_2_0(method: str, *steps: object, part: str = "") -> Scenario:
+    """A scenario of the 2.0.0 version of the class (before KAFKA-7415), on the rung that keeps its rules."""
+    return S(method, *steps, version=KAFKA_2_0, config=OLD, part=part)
+
+
+def assigns(*pairs: tuple[int, int]) -> tuple[object, ...]:
+    """``cache.assign(epoch, offset)`` for each pair, in order (the tests' common setups)."""
+    return tuple(a(epoch, offset) for epoch, offset in pairs)
+
+
 def OUT(method: str, why: str) -> Scenario:
     return Scenario(K, method, TRUNK, EPOCH_CACHE, out_of_scope=why)
 
+
+LEADERS_CHANGE = (a(0, 0), a(1, 0), check(latest_epoch=1), end(1, 0, (1, 0)), end(0, 0, (0, 0)))
+"""shouldIncreaseAndTrackEpochsAsLeadersChangeManyTimes' opening, the same in trunk and in 2.0.0."""
 
 SCENARIOS: tuple[Scenario, ...] = (
     S("shouldAddEpochAndMessageOffsetToCache", a(2, 10), check(latest_epoch=2, entries=[(2, 10)]), end(2, 11, (2, 11))),
@@ -53,28 +66,18 @@ SCENARIOS: tuple[Scenario, ...] = (
     S("shouldReturnFirstEpochIfRequestedEpochLessThanFirstEpoch", a(5, 11), a(6, 12), a(7, 13), end(4, 0, (4, 11))),
     S(
         "shouldTruncateIfMatchingEpochButEarlierStartingOffset",
-        a(5, 11),
-        a(6, 12),
-        a(7, 13),
-        a(7, 12),
+        *assigns((5, 11), (6, 12), (7, 13), (7, 12)),
         end(5, 0, (5, 12)),
         end(6, 0, (5, 12)),
     ),
     S(
         "shouldGetFirstOffsetOfSubsequentEpochWhenOffsetRequestedForPreviousEpoch",
-        a(1, 11),
-        a(1, 12),
-        a(2, 13),
-        a(2, 14),
-        a(3, 15),
-        a(3, 16),
+        *assigns((1, 11), (1, 12), (2, 13), (2, 14), (3, 15), (3, 16)),
         end(2, 17, (2, 15)),
     ),
     S(
         "shouldReturnNextAvailableEpochIfThereIsNoExactEpochForTheOneRequested",
-        a(0, 10),
-        a(2, 13),
-        a(4, 17),
+        *assigns((0, 10), (2, 13), (4, 17)),
         end(1, 0, (0, 13)),
         end(2, 0, (2, 17)),
         end(3, 0, (2, 17)),
@@ -84,9 +87,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     S("shouldSupportEpochsThatDoNotStartFromZero", a(2, 6), end(2, 7, (2, 7)), check(entries=[(2, 6)])),
     S(
         "shouldEnforceMonotonicallyIncreasingEpochs",
-        a(1, 5),
-        a(2, 6),
-        a(1, 7),
+        *assigns((1, 5), (2, 6), (1, 7)),
         check(latest_epoch=1, entries=[(1, 7)]),
         end(1, 8, (1, 8)),
         end(2, 8, U),
@@ -94,11 +95,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     S("shouldEnforceOffsetsIncreaseMonotonically", a(2, 6), a(3, 5), check(entries=[(3, 5)])),
     S(
         "shouldIncreaseAndTrackEpochsAsLeadersChangeManyTimes",
-        a(0, 0),
-        a(1, 0),
-        check(latest_epoch=1),
-        end(1, 0, (1, 0)),
-        end(0, 0, (0, 0)),
+        *LEADERS_CHANGE,
         end(1, 5, (1, 5)),
         end(0, 5, (0, 0)),
         a(2, 5),
@@ -108,19 +105,13 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     S(
         "shouldIncreaseAndTrackEpochsAsFollowerReceivesManyMessages",
-        a(0, 0),
-        a(0, 1),
-        a(0, 2),
+        *assigns((0, 0), (0, 1), (0, 2)),
         check(latest_epoch=0),
         end(0, 3, (0, 3)),
-        a(1, 3),
-        a(1, 4),
-        a(1, 5),
+        *assigns((1, 3), (1, 4), (1, 5)),
         check(latest_epoch=1),
         end(1, 6, (1, 6)),
-        a(2, 6),
-        a(2, 7),
-        a(2, 8),
+        *assigns((2, 6), (2, 7), (2, 8)),
         check(latest_epoch=2),
         end(2, 9, (2, 9)),
         end(0, 9, (0, 3)),
@@ -128,23 +119,17 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     S(
         "shouldDropEntriesOnEpochBoundaryWhenRemovingLatestEntries",
-        a(2, 6),
-        a(3, 8),
-        a(4, 11),
+        *assigns((2, 6), (3, 8), (4, 11)),
         call("truncate_from_end", offset=8).then(entries=[(2, 6)]),
     ),
     S(
         "shouldDropEntriesBetweenEpochBoundaryWhenRemovingNewest",
-        a(2, 6),
-        a(3, 8),
-        a(4, 11),
+        *assigns((2, 6), (3, 8), (4, 11)),
         call("truncate_from_end", offset=9).then(latest_epoch=3, entries=[(2, 6), (3, 8)]),
     ),
     S(
         "shouldNotResetEpochHistoryTailIfUndefinedPassed",
-        a(2, 6),
-        a(3, 8),
-        a(4, 11),
+        *assigns((2, 6), (3, 8), (4, 11)),
         call("truncate_from_end", offset=-1).then(entries=[(2, 6), (3, 8), (4, 11)]),
         version=TRUNK,
     ),
@@ -152,66 +137,41 @@ SCENARIOS: tuple[Scenario, ...] = (
     S("shouldFetchEndOffsetOfEmptyCache", end(7, 0, U)),
     S("shouldClearLatestOnEmptyCache", call("truncate_from_end", offset=7).then(entries=[])),
     # The same class at 2.0.0, before KAFKA-7415: the rung kip-279 keeps these rules.
-    S(
+    S_2_0(
         "shouldAllowLeaderEpochToChangeEvenIfOffsetDoesNot",
         a(2, 9),
         a(3, 9),
         check(entries=[(2, 9), (3, 9)]),
-        version=KAFKA_2_0,
-        config=OLD,
     ),
-    S(
+    S_2_0(
         "shouldReturnUnsupportedIfRequestedEpochLessThanFirstEpoch",
-        a(5, 11),
-        a(6, 12),
-        a(7, 13),
+        *assigns((5, 11), (6, 12), (7, 13)),
         end(4, 0, U),
-        version=KAFKA_2_0,
-        config=OLD,
     ),
-    S(
+    S_2_0(
         "shouldNotLetEpochGoBackwardsEvenIfMessageEpochsDo",
-        a(1, 5),
-        a(2, 6),
-        a(1, 7),
+        *assigns((1, 5), (2, 6), (1, 7)),
         check(latest_epoch=2, entries=[(1, 5), (2, 6)]),
         end(1, 8, (1, 6)),
         end(2, 8, (2, 8)),
-        version=KAFKA_2_0,
-        config=OLD,
     ),
-    S(
+    S_2_0(
         "shouldNotLetOffsetsGoBackwardsEvenIfEpochsProgress",
         a(2, 6),
         a(3, 5),
         check(entries=[(2, 6)]),
-        version=KAFKA_2_0,
-        config=OLD,
     ),
-    S(
+    S_2_0(
         "shouldIncreaseAndTrackEpochsAsLeadersChangeManyTimes",
-        a(0, 0),
-        a(1, 0),
-        check(latest_epoch=1),
-        end(1, 0, (1, 0)),
-        end(0, 0, (0, 0)),
+        *LEADERS_CHANGE,
         a(2, 5),
         end(1, 10, (1, 5)),
-        version=KAFKA_2_0,
-        config=OLD,
         part="2.0.0",
     ),
-    S(
+    S_2_0(
         "shouldGetFirstOffsetOfSubsequentEpochWhenOffsetRequestedForPreviousEpoch",
-        a(1, 11),
-        a(1, 12),
-        a(2, 13),
-        a(2, 14),
-        a(3, 15),
-        a(3, 16),
+        *assigns((1, 11), (1, 12), (2, 13), (2, 14), (3, 15), (3, 16)),
         end(2, 17, (2, 15)),
-        version=KAFKA_2_0,
-        config=OLD,
         part="2.0.0",
     ),
     OUT("shouldPreserveResetOffsetOnClearEarliestIfOneExists", NO_LOG_START),

@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from kconform.model.txn_graph import STATES
 from kconform.traces.logs.kraft import MetadataParseError, is_metadata_payload, parse_payload
@@ -186,6 +187,18 @@ class DumpParser:
         self._saw_batch_line = False
         self._topics = {}
 
+    def _obs(self, kind: str, number: int, text: str, **fields: Any) -> Obs:
+        """An observation of line ``number`` (``text``) of this file, in its stream and partition."""
+        return Obs(
+            kind=kind,
+            file=self.file,
+            line=number,
+            text=cut(text),
+            stream=self._stream(),
+            partition=self._partition(),
+            **fields,
+        )
+
     def _stream(self) -> str:
         seg = self.segment
         if seg is None:
@@ -233,13 +246,10 @@ class DumpParser:
         compacted = (count is not None and base is not None and last is not None and count < last - base + 1) or (
             horizon is not None and horizon not in ("OptionalLong.empty", "-1")
         )
-        obs = Obs(
-            kind=BATCH,
-            file=self.file,
-            line=number,
-            text=cut(text),
-            stream=self._stream(),
-            partition=self._partition(),
+        obs = self._obs(
+            BATCH,
+            number,
+            text,
             offset=base,
             last_offset=last,
             count=count,
@@ -261,13 +271,10 @@ class DumpParser:
     def _batch_v01(self, number: int, text: str, kv: dict[str, str], key: str | None, payload: str | None) -> list[Obs]:
         out = self.flush()
         offset = _int(kv, "offset", required=True)
-        obs = Obs(
-            kind=BATCH,
-            file=self.file,
-            line=number,
-            text=cut(text),
-            stream=self._stream(),
-            partition=self._partition(),
+        obs = self._obs(
+            BATCH,
+            number,
+            text,
             offset=offset,
             last_offset=offset,
             create_time=_create_time(kv),
@@ -283,13 +290,10 @@ class DumpParser:
         offset = _int(kv, "offset", required=True)
         seq = _int(kv, "sequence")
         marker = kv.get("endTxnMarker")
-        obs = Obs(
-            kind=BATCH,
-            file=self.file,
-            line=number,
-            text=cut(text),
-            stream=self._stream(),
-            partition=self._partition(),
+        obs = self._obs(
+            BATCH,
+            number,
+            text,
             offset=offset,
             last_offset=offset,
             count=1,
@@ -320,13 +324,10 @@ class DumpParser:
             out = self.flush()
         elif self._held is not None and "controlType" in kv:
             out = self.flush()
-        rec = Obs(
-            kind=RECORD,
-            file=self.file,
-            line=number,
-            text=cut(text),
-            stream=self._stream(),
-            partition=self._partition(),
+        rec = self._obs(
+            RECORD,
+            number,
+            text,
             offset=offset,
             base_seq=_int(kv, "sequence"),
             marker=marker,
@@ -357,13 +358,10 @@ class DumpParser:
         return []
 
     def _txn_log(self, number: int, text: str, offset: int | None, txn_id: str, payload: str | None) -> Obs:
-        obs = Obs(
-            kind=TXN_LOG,
-            file=self.file,
-            line=number,
-            text=cut(text),
-            stream=self._stream(),
-            partition=self._partition(),
+        obs = self._obs(
+            TXN_LOG,
+            number,
+            text,
             offset=offset,
             txn_id=txn_id,
         )
@@ -394,13 +392,10 @@ class DumpParser:
         return obs
 
     def _offset_commit(self, number: int, text: str, offset: int | None, key: str, payload: str | None) -> Obs:
-        obs = Obs(
-            kind=OFFSET_COMMIT,
-            file=self.file,
-            line=number,
-            text=cut(text),
-            stream=self._stream(),
-            partition=self._partition(),
+        obs = self._obs(
+            OFFSET_COMMIT,
+            number,
+            text,
             offset=offset,
         )
         p = (payload or "").strip()
@@ -439,13 +434,10 @@ class DumpParser:
     def _txn_index(self, number: int, text: str, line: str) -> Obs:
         kv = dict(_KV.findall(line))
         try:
-            return Obs(
-                kind=TXN_INDEX,
-                file=self.file,
-                line=number,
-                text=cut(text),
-                stream=self._stream(),
-                partition=self._partition(),
+            return self._obs(
+                TXN_INDEX,
+                number,
+                text,
                 pid=_int(kv, "producerId", required=True),
                 offset=_int(kv, "firstOffset", required=True),
                 last_offset=_int(kv, "lastOffset", required=True),
@@ -457,13 +449,10 @@ class DumpParser:
     def _snapshot(self, number: int, text: str, line: str) -> Obs:
         kv = dict(_KV.findall(line))
         try:
-            return Obs(
-                kind=PRODUCER_SNAPSHOT,
-                file=self.file,
-                line=number,
-                text=cut(text),
-                stream=self._stream(),
-                partition=self._partition(),
+            return self._obs(
+                PRODUCER_SNAPSHOT,
+                number,
+                text,
                 pid=_int(kv, "producerId", required=True),
                 producer_epoch=_int(kv, "producerEpoch", required=True),
                 coordinator_epoch=_int(kv, "coordinatorEpoch"),
