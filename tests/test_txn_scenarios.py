@@ -16,7 +16,8 @@ from kconform.ci.gate import PROGRAM_HEAD_LINES, PROGRAM_TAIL_LINES, _shown_prog
 from kconform.ci.options import GateOptions
 from kconform.conformance.judge import INVARIANT_VIOLATION, NON_CONFORMANCE
 from kconform.conformance.runner import LockstepRun
-from kconform.conformance.txn.scenarios import EPOCH_EXHAUSTION, SCENARIOS, first_failing_scenario, run_scenario
+from kconform.conformance.scenarios import first_failing_run
+from kconform.conformance.txn.scenarios import EPOCH_EXHAUSTION, SCENARIOS, run_scenario, zoo
 from kconform.impl import mutants as registry
 from kconform.impl.txn import mutants as m
 from kconform.impl.txn.cluster import TxnCluster
@@ -157,7 +158,7 @@ def test_the_zoo_catches_each_quick_mutant_with_its_own_scenario() -> None:
     scenarios before epoch-exhaustion, so no mutant but epoch-overflow pays for it)."""
     for mutant in sorted(set(EXPECTED) - {m.EPOCH_OVERFLOW}):
         cfg = registry.config_for(mutant, TxnConfig())
-        run = first_failing_scenario(TxnCluster, cfg, frozenset({mutant}))
+        run = first_failing_run(TxnCluster, cfg, frozenset({mutant}), zoo(cfg))
         assert run is not None and run.failure is not None, mutant
         assert (run.failure.verdict, run.failure.name) == EXPECTED[mutant]
     assert list(SCENARIOS)[-1] == EPOCH_EXHAUSTION.name
@@ -173,7 +174,7 @@ def test_late_endtxn_is_the_reference_under_tv0_so_the_self_check_runs_it_under_
 
 def test_the_zoo_is_skipped_for_another_cluster_shape() -> None:
     cfg = TxnConfig(brokers=2)
-    assert first_failing_scenario(TxnCluster, cfg, frozenset({m.NO_SEQUENCE_DEDUP})) is None
+    assert first_failing_run(TxnCluster, cfg, frozenset({m.NO_SEQUENCE_DEDUP}), zoo(cfg)) is None
 
 
 def test_a_long_program_is_printed_with_its_middle_elided(tmp_path: Path) -> None:

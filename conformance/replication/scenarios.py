@@ -11,12 +11,8 @@ and fails on a buggy one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from kconform.conformance.adapter import Adapter
-from kconform.conformance.runner import LockstepRun
-from kconform.conformance.scenarios import first_failing_run
 from kconform.conformance.scenarios import run_scenario as run_scenario  # one run loop for every slice
 from kconform.model.config import ReplicationConfig
 from kconform.traces import operations as o
@@ -174,10 +170,3 @@ def zoo(cfg: ReplicationConfig) -> list[Scenario]:
         for s in SCENARIOS.values()
         if cfg.replicas >= s.min_replicas and (s is not DELAYED_FETCH or cfg.fetch_max_wait_ms > 0)
     ]
-
-
-def first_failing_scenario(
-    adapter_factory: Callable[[], Adapter], cfg: ReplicationConfig, mutants: frozenset[str]
-) -> LockstepRun | None:
-    """Run every applicable scenario; the first failing run, or None."""
-    return first_failing_run(adapter_factory, cfg, mutants, zoo(cfg))

@@ -26,12 +26,8 @@ needing more replicas.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from kconform.conformance.adapter import Adapter
-from kconform.conformance.runner import LockstepRun
-from kconform.conformance.scenarios import first_failing_run
 from kconform.conformance.scenarios import run_scenario as run_scenario  # one run loop for every slice
 from kconform.model.txn_config import SHORT_MAX, TxnConfig
 from kconform.traces import operations as o
@@ -453,10 +449,3 @@ def applies(cfg: TxnConfig) -> bool:
 def zoo(cfg: TxnConfig) -> list[Scenario]:
     """Every scenario, cheapest first, if ``applies(cfg)``; none otherwise."""
     return list(SCENARIOS.values()) if applies(cfg) else []
-
-
-def first_failing_scenario(
-    adapter_factory: Callable[[], Adapter], cfg: TxnConfig, mutants: frozenset[str]
-) -> LockstepRun | None:
-    """Run every scenario in order (none unless ``applies(cfg)``); the first failing run, or None."""
-    return first_failing_run(adapter_factory, cfg, mutants, zoo(cfg))
