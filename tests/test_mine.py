@@ -2,9 +2,10 @@
 miner agrees with the lockstep oracle trace by trace on planted corpora, clean corpora give
 nothing, and the command line writes reports and replayable excerpts.
 
-The fast tier mines with DuckDB (the same SQL text, kconform.traces.mine.invariants) and runs one
-small Spark job on a shared session; the slow tier runs Spark on the planted corpus, on a
-local-cluster master, and on a corpus of a million events (fewer with KCONFORM_BUDGET=small).
+The fast tier mines with DuckDB (the same SQL text, kconform.traces.mine.invariants) and starts no
+JVM; the slow tier runs Spark on one shared session: the broken traces against DuckDB, files that
+lack columns, the planted corpus, a local-cluster master, and a corpus of a million events (fewer
+with KCONFORM_BUDGET=small).
 """
 
 from __future__ import annotations
@@ -152,6 +153,7 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
+@pytest.mark.slow
 def test_spark_and_duckdb_report_the_same_violations(spark: Any, broken: tuple[Path, Manifest], tmp_path: Path) -> None:
     root, manifest = broken
     on_spark = run_spark(spark, root, manifest, manifest.buckets, out=tmp_path / "v.parquet")
@@ -349,6 +351,7 @@ def test_trace_partitions_hold_about_a_million_events_and_a_multiple_of_the_core
     assert trace_partitions(100_000_000, 4) == 100
 
 
+@pytest.mark.slow
 def test_spark_reads_files_that_lack_columns_and_writes_no_violation_for_a_clean_corpus(
     spark: Any, broken: tuple[Path, Manifest], tmp_path: Path
 ) -> None:
