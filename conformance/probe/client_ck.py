@@ -22,7 +22,7 @@ from typing import Any
 import confluent_kafka as ck
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
-from kconform.conformance.probe.worker import Answer, Json, error, missing, read_record, send_answer
+from kconform.conformance.probe.worker import AdapterBase, Answer, Json, error, missing, read_record, send_answer
 
 DEFINITE_PRODUCE_ERRORS = frozenset(
     {
@@ -66,7 +66,7 @@ def _key(tp: Any) -> str:
     return f"{tp.topic}:{tp.partition}"
 
 
-class ConfluentAdapter:
+class ConfluentAdapter(AdapterBase):
     """One producer and/or one consumer of confluent-kafka, driven by worker commands."""
 
     name = "confluent-kafka"
@@ -76,13 +76,6 @@ class ConfluentAdapter:
         self.producer: ck.Producer | None = None
         self.consumer: ck.Consumer | None = None
         self.transactional_id: str | None = None
-
-    def run(self, cmd: str, args: dict[str, Json], timeout: float) -> Answer:
-        handler = getattr(self, "op_" + cmd.replace("-", "_"), None)
-        if handler is None:
-            return ("fail", None, error("BAD_COMMAND", f"unknown command {cmd!r}"))
-        answer: Answer = handler(args, timeout)
-        return answer
 
     # -- set-up -----------------------------------------------------------------------------------
     def op_topics(self, args: dict[str, Json], timeout: float) -> Answer:
@@ -289,12 +282,6 @@ class ConfluentAdapter:
         start = args.get("start", "beginning")
         offset = ck.OFFSET_BEGINNING if start == "beginning" else ck.OFFSET_STORED
         self.consumer.assign([_tp(k, offset) for k in args["partitions"]])
-        return ("ok", None, None)
-
-    def op_subscribe(self, args: dict[str, Json], timeout: float) -> Answer:
-        if self.consumer is None:
-            return missing("consumer", "subscribe")
-        self.consumer.subscribe(list(args["topics"]))
         return ("ok", None, None)
 
     def op_poll(self, args: dict[str, Json], timeout: float) -> Answer:

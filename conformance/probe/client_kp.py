@@ -19,7 +19,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.structs import OffsetAndMetadata
 
-from kconform.conformance.probe.worker import Answer, Json, error, missing, read_record, send_answer
+from kconform.conformance.probe.worker import AdapterBase, Answer, Json, error, missing, read_record, send_answer
 
 DEFINITE_PRODUCE_ERRORS = frozenset(
     {
@@ -53,7 +53,7 @@ def _key(tp: Any) -> str:
     return f"{tp.topic}:{tp.partition}"
 
 
-class KafkaPythonAdapter:
+class KafkaPythonAdapter(AdapterBase):
     """One producer and/or one consumer of kafka-python, driven by worker commands."""
 
     name = "kafka-python"
@@ -63,13 +63,6 @@ class KafkaPythonAdapter:
         self.producer: Any = None
         self.consumer: Any = None
         self.transactional_id: str | None = None
-
-    def run(self, cmd: str, args: dict[str, Json], timeout: float) -> Answer:
-        handler = getattr(self, "op_" + cmd.replace("-", "_"), None)
-        if handler is None:
-            return ("fail", None, error("BAD_COMMAND", f"unknown command {cmd!r}"))
-        answer: Answer = handler(args, timeout)
-        return answer
 
     def op_topics(self, args: dict[str, Json], timeout: float) -> Answer:
         """CreateTopics, then the partition counts from Metadata (auto-creating topics if refused)."""
@@ -239,12 +232,6 @@ class KafkaPythonAdapter:
         self.consumer.assign(tps)
         if args.get("start", "beginning") == "beginning":
             self.consumer.seek_to_beginning(*tps)
-        return ("ok", None, None)
-
-    def op_subscribe(self, args: dict[str, Json], timeout: float) -> Answer:
-        if self.consumer is None:
-            return missing("consumer", "subscribe")
-        self.consumer.subscribe(list(args["topics"]))
         return ("ok", None, None)
 
     def op_poll(self, args: dict[str, Json], timeout: float) -> Answer:

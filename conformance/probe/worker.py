@@ -58,6 +58,27 @@ def error(name: str, message: str, code: int | None = None) -> dict[str, Json]:
     return {"code": code, "name": name, "message": message}
 
 
+class AdapterBase:
+    """What every client adapter shares: ``run`` dispatches a command to its ``op_<command>``
+    method (dashes as underscores; an unknown command is a definite failure), and subscribing a
+    consumer is the same call in both client libraries."""
+
+    consumer: Any
+
+    def run(self, cmd: str, args: dict[str, Json], timeout: float) -> Answer:
+        handler = getattr(self, "op_" + cmd.replace("-", "_"), None)
+        if handler is None:
+            return ("fail", None, error("BAD_COMMAND", f"unknown command {cmd!r}"))
+        answer: Answer = handler(args, timeout)
+        return answer
+
+    def op_subscribe(self, args: dict[str, Json], timeout: float) -> Answer:
+        if self.consumer is None:
+            return missing("consumer", "subscribe")
+        self.consumer.subscribe(list(args["topics"]))
+        return ("ok", None, None)
+
+
 def missing(role: str, op: str) -> Answer:
     """The answer to ``op`` before the worker has a ``role`` ("producer", "consumer"): a definite failure."""
     return ("fail", None, error(f"NO_{role.upper()}", f"{op} before {role}"))

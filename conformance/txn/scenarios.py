@@ -73,6 +73,16 @@ _INIT = (o.InitProducer(PRODUCER, TXN_ID), o.Settle(100))
 _HW = (o.AdvanceHw("t-0", -1), o.AdvanceHw("t-1", -1))
 
 
+def _open(records: int) -> tuple[o.Operation, ...]:
+    """``PRODUCER`` is initialised and opens a transaction with ``records`` records on ``t-0``."""
+    return (*_INIT, o.BeginTxn(PRODUCER), o.Send(PRODUCER, "t-0", records))
+
+
+def _commit(producer: int) -> tuple[o.Operation, ...]:
+    """``producer`` commits and the markers land (EndTxn, WriteTxnMarkers, the HW)."""
+    return (o.CommitTxn(producer), o.Settle(1000))
+
+
 def _read(partition: str = "t-0", read_committed: bool = True) -> tuple[o.Operation, ...]:
     """``CONSUMER`` reads ``partition`` once both data partitions' HWs caught up (read_committed by
     default: the isolation level every LSO and aborted-filter scenario checks)."""
@@ -109,8 +119,7 @@ DUPLICATED_PRODUCE = Scenario(
         o.Send(PRODUCER, "t-1", 1),
         o.Duplicate(0),
         o.Settle(100),
-        o.CommitTxn(PRODUCER),
-        o.Settle(1000),
+        *_commit(PRODUCER),
         *_read("t-1"),
     ),
 )
@@ -180,8 +189,7 @@ ADVERSARIAL_PRODUCER = Scenario(
         o.Settle(100),
         o.RogueProduce(SUCCESSOR, "t-1", -1, 1, 0, 1),
         o.Settle(100),
-        o.CommitTxn(SUCCESSOR),
-        o.Settle(1000),
+        *_commit(SUCCESSOR),
         *_read(),
     ),
 )
@@ -195,13 +203,10 @@ READ_COMMITTED_DURING_OPEN_TXN = Scenario(
     ),
     mutants=("lso-ignores-ongoing", "lso-off-by-one"),
     ops=(
-        *_INIT,
-        o.BeginTxn(PRODUCER),
-        o.Send(PRODUCER, "t-0", 2),
+        *_open(2),
         o.Settle(100),
         *_read(),
-        o.CommitTxn(PRODUCER),
-        o.Settle(1000),
+        *_commit(PRODUCER),
         *_read(),
     ),
 )
@@ -250,8 +255,7 @@ TXN_OFFSETS_BEFORE_COMMIT = Scenario(
         o.BeginTxn(PRODUCER),
         o.SendOffsets(PRODUCER, GROUP, "t-0", 9),
         o.Settle(100),
-        o.CommitTxn(PRODUCER),
-        o.Settle(1000),
+        *_commit(PRODUCER),
         o.FetchOffsets(GROUP, True),
         o.Settle(10),
     ),
@@ -270,9 +274,7 @@ ZOMBIE_DELAYED_PRODUCE = Scenario(
     ),
     mutants=("no-produce-epoch-fencing",),
     ops=(
-        *_INIT,
-        o.BeginTxn(PRODUCER),
-        o.Send(PRODUCER, "t-0", 1),
+        *_open(1),
         o.DeliverTo(COORDINATOR),  # AddPartitionsToTxn
         o.Deliver(0),  # its answer: the client sends the batch, which stays at the head of the queue
         o.InitProducer(SUCCESSOR, TXN_ID),
@@ -284,8 +286,7 @@ ZOMBIE_DELAYED_PRODUCE = Scenario(
         *_behind(6),  # AddPartitionsToTxn, the batch, its verification: appended at epoch 2
         o.Deliver(0),  # the zombie's batch
         o.Settle(100),
-        o.CommitTxn(SUCCESSOR),
-        o.Settle(1000),
+        *_commit(SUCCESSOR),
         *_read(),
     ),
 )
@@ -304,9 +305,7 @@ LATE_PRODUCE_AFTER_ABORT = Scenario(
     ),
     mutants=("no-verification",),
     ops=(
-        *_INIT,
-        o.BeginTxn(PRODUCER),
-        o.Send(PRODUCER, "t-0", 1),
+        *_open(1),
         o.DeliverTo(COORDINATOR),  # AddPartitionsToTxn
         o.Deliver(0),  # its answer: the batch is sent
         o.Advance(71_000),  # two re-sends of the batch; the timeout abort sends its marker (4th in flight)
@@ -330,9 +329,7 @@ LATE_END_TXN = Scenario(
     ),
     mutants=("late-endtxn-next-txn",),
     ops=(
-        *_INIT,
-        o.BeginTxn(PRODUCER),
-        o.Send(PRODUCER, "t-0", 1),
+        *_open(1),
         o.Settle(100),
         o.CommitTxn(PRODUCER),
         o.Duplicate(0),  # one copy of the EndTxn is handled now; the original stays at the head
@@ -359,9 +356,7 @@ STALE_COORDINATOR_MARKER = Scenario(
     ),
     mutants=("stale-coordinator-epoch-marker",),
     ops=(
-        *_INIT,
-        o.BeginTxn(PRODUCER),
-        o.Send(PRODUCER, "t-0", 1),
+        *_open(1),
         o.Settle(100),
         o.CommitTxn(PRODUCER),
         o.DeliverTo(COORDINATOR),  # EndTxn: PrepareCommit; queue = [answer, marker]
@@ -391,9 +386,7 @@ FAILOVER_AFTER_PREPARE = Scenario(
     ),
     mutants=("failover-forgets-prepare",),
     ops=(
-        *_INIT,
-        o.BeginTxn(PRODUCER),
-        o.Send(PRODUCER, "t-0", 1),
+        *_open(1),
         o.Settle(100),
         o.CommitTxn(PRODUCER),
         o.DeliverTo(COORDINATOR),  # EndTxn: PrepareCommit; queue = [answer, marker]
