@@ -7,6 +7,7 @@ and judged model-only, ends in the search's invariant violation at the search's 
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -329,3 +330,36 @@ def test_a_file_naming_unknown_invariants_is_refused(tmp_path: Path) -> None:
         Counterexample(cfg, 0, (), MODEL_IMPLEMENTATION, verdict, ())
     with pytest.raises(ValueError, match="unknown invariant"):
         Judge(cfg, frozenset({"Nope"}))
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "refused"),
+    [
+        ("max_records", "2", True),  # the fuzz benchmark's misses (2026-11-26): wrong types in explore's bounds
+        ("allow_tick", 1, True),
+        ("max_partition_epoch", [], True),
+        ("max_leader_epoch", -1, True),
+        ("max_partition_epoch", None, False),  # near misses: a bound that may be null, or left out
+        ("allow_crash", "deleted", False),
+    ],
+)
+def test_search_bounds_in_a_verdict_are_checked_like_every_field(
+    tmp_path: Path, key: str, value: object, refused: bool
+) -> None:
+    cfg = ReplicationConfig(replicas=2, min_insync_replicas=1, protocol=Protocol.KIP_101)
+    found = explore(cfg, BOUNDS, None, max_depth=30).violation
+    assert found is not None
+    path = tmp_path / "cx.jsonl"
+    write_counterexample(path, path_counterexample(cfg, BOUNDS, found, None))
+    lines = path.read_text().splitlines()
+    header = json.loads(lines[0])
+    if value == "deleted":
+        del header["verdict"]["bounds"][key]
+    else:
+        header["verdict"]["bounds"][key] = value
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    if refused:
+        with pytest.raises(TraceFileError, match=rf"verdict\.bounds\.{key}"):
+            read_counterexample(path)
+    else:
+        assert read_counterexample(path).verdict["kind"] == INVARIANT_VIOLATION

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kconform.model.actions import SearchBounds
 from kconform.traces import events
 from kconform.traces.counterexample import SUPPORTED_SCHEMA_VERSIONS
 from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, Event
@@ -202,6 +203,24 @@ def _operation_schema(kind: str, cls: type[Any]) -> dict[str, Any]:
     }
 
 
+def _search_bounds_schema() -> dict[str, Any]:
+    """The search bounds ``kconform explore`` records in a verdict (``model.actions.SearchBounds``): replay
+    never reads them, but a value of the wrong type or out of range is damage and is refused like any other
+    (issue 20); a bound left out is fine (the dataclass has defaults)."""
+    props: dict[str, Any] = {}
+    for field in dataclasses.fields(SearchBounds):
+        if field.type in (bool, "bool"):
+            props[field.name] = {"type": "boolean"}
+        else:
+            nullable = "None" in str(field.type)
+            props[field.name] = {
+                "type": ["integer", "null"] if nullable else "integer",
+                "minimum": 0,
+                "maximum": limits.INT32_MAX,
+            }
+    return {"type": "object", "description": "explore's search bounds (information)", "properties": props}
+
+
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one event line and of a counterexample / trace file's
     header and step lines, generated from the event classes; deterministic (sorted kinds)."""
@@ -246,6 +265,7 @@ def json_schema() -> dict[str, Any]:
                         "items": {"type": "string", "maxLength": limits.MAX_NAME_CHARS},
                         "minItems": 1,
                     },
+                    "bounds": _search_bounds_schema(),
                 },
                 "required": ["kind", "name", "message", "step"],
             },

@@ -1,7 +1,7 @@
 """A JSON value checked against ``traces/event-schema.json``, generically.
 
 The validator interprets the subset of JSON Schema 2020-12 the generated schema uses: ``$ref``,
-``type``, ``const``, ``enum``, ``properties`` / ``required`` / ``additionalProperties: false``,
+``type`` (one or a list of types), ``const``, ``enum``, ``properties`` / ``required`` / ``additionalProperties: false``,
 ``items``, ``prefixItems`` / ``minItems``, ``minimum`` / ``maximum``, ``maxLength`` and ``oneOf``.
 A ``oneOf`` whose alternatives are objects told apart by a ``const`` property (``kind`` of an event,
 ``op`` of an operation) is decided by that property, so an unknown kind is reported with the known
@@ -118,9 +118,10 @@ def check(value: Any, schema: dict[str, Any], path: str = "") -> None:
         return
     typ = schema.get("type")
     if typ is not None:
-        ok = isinstance(value, _TYPES[typ]) and not (typ == "integer" and isinstance(value, bool))
-        if not ok:
-            raise SchemaProblem(path, f"should be {typ_word(typ)}, got {_json_type(value)} {_short(value)}")
+        allowed = typ if isinstance(typ, list) else [typ]
+        if not any(_is_type(value, t) for t in allowed):
+            word = " or ".join(typ_word(t) for t in allowed)
+            raise SchemaProblem(path, f"should be {word}, got {_json_type(value)} {_short(value)}")
     if isinstance(value, int) and not isinstance(value, bool):
         lo, hi = schema.get("minimum"), schema.get("maximum")
         if (lo is not None and value < lo) or (hi is not None and value > hi):
@@ -136,8 +137,16 @@ def check(value: Any, schema: dict[str, Any], path: str = "") -> None:
         _check_object(value, schema, path)
 
 
+def _is_type(value: Any, typ: str) -> bool:
+    """Whether ``value`` has the JSON Schema type ``typ`` (a boolean is not an integer)."""
+    if typ == "null":
+        return value is None
+    return isinstance(value, _TYPES[typ]) and not (typ == "integer" and isinstance(value, bool))
+
+
 def typ_word(typ: str) -> str:
-    return {"integer": "an integer", "boolean": "true or false", "string": "a string"}.get(typ, f"an {typ}")
+    words = {"integer": "an integer", "boolean": "true or false", "string": "a string", "null": "null"}
+    return words.get(typ, f"an {typ}")
 
 
 def _check_array(value: list[Any], schema: dict[str, Any], path: str) -> None:
@@ -234,6 +243,11 @@ def _compile(schema: dict[str, Any]) -> Validator:
         allowed = {(type(e), e) for e in schema["enum"]}
         return lambda v: (type(v), v) in allowed if isinstance(v, int | str | bool) else False
     typ = schema.get("type")
+    if isinstance(typ, list):
+        alternatives = [_compile({**schema, "type": one}) for one in typ]
+        return lambda v: any(alt(v) for alt in alternatives)
+    if typ == "null":
+        return lambda v: v is None
     if typ == "integer":
         lo = schema.get("minimum", -(2**200))
         hi = schema.get("maximum", 2**200)
