@@ -148,7 +148,7 @@ def test_each_broken_trace_fires_exactly_its_invariant_on_duckdb(broken: tuple[P
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    session = spark_session("local[2]")
+    session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
     yield session
     session.stop()
 
