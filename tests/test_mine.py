@@ -47,6 +47,7 @@ from kconform.traces.generate import Plan, generate
 from kconform.traces.mine.engine import (
     VIOLATION_COLUMNS,
     EngineResult,
+    _shuffle_partitions_for,
     run_duckdb,
     run_spark,
     spark_session,
@@ -148,7 +149,7 @@ def test_each_broken_trace_fires_exactly_its_invariant_on_duckdb(broken: tuple[P
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    session = spark_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
+    session = spark_session("local[2]")
     yield session
     session.stop()
 
@@ -378,3 +379,38 @@ def test_mine_cli_refuses_a_spark_setting_without_a_value(
     root, _manifest = broken
     assert cli.main(["mine", str(root), "--conf", "spark.driver.memory"]) == EXIT_ERROR
     assert "--conf 'spark.driver.memory': expected KEY=VALUE" in capsys.readouterr().err
+
+
+class _FakeConf:
+    def __init__(self, value: str | None) -> None:
+        self.values: dict[str, str] = {} if value is None else {"spark.sql.shuffle.partitions": value}
+
+    def get(self, key: str) -> str | None:
+        return self.values.get(key)
+
+    def set(self, key: str, value: str) -> None:
+        self.values[key] = value
+
+    def unset(self, key: str) -> None:
+        self.values.pop(key, None)
+
+
+class _FakeSpark:
+    def __init__(self, value: str | None) -> None:
+        self.conf = _FakeConf(value)
+        self.sparkContext = type("Ctx", (), {"defaultParallelism": 2})()
+
+
+@pytest.mark.parametrize(
+    ("before", "events", "during"),
+    [
+        ("64", 1_000, "2"),  # SPARK_DEFAULTS' bound: sized to the corpus, at least one per core
+        ("64", 5_000_000, "6"),  # about EVENTS_PER_PARTITION each, a multiple of the cores
+        ("7", 1_000, "7"),  # near miss: a value the user chose is kept
+    ],
+)
+def test_spark_shuffle_partitions_are_sized_to_the_corpus_and_restored(before: str, events: int, during: str) -> None:
+    spark = _FakeSpark(before)
+    with _shuffle_partitions_for(spark, events):  # type: ignore[arg-type]
+        assert spark.conf.get("spark.sql.shuffle.partitions") == during
+    assert spark.conf.get("spark.sql.shuffle.partitions") == before
