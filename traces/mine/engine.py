@@ -262,7 +262,8 @@ def run_spark(
     the SQL row check would), so that check is skipped. ``plan``: see PLANS."""
     if plan not in PLANS:
         raise ValueError(f"unknown plan {plan!r} (known: {', '.join(PLANS)})")
-    wanted_events = sum(t.events for t in manifest.traces if t.bucket in set(buckets))
+    wanted = set(buckets)
+    wanted_events = sum(t.events for t in manifest.traces if t.bucket in wanted)
     with _shuffle_partitions_for(spark, wanted_events):
         return _run_spark(spark, root, manifest, buckets, names, out, keep, validated, plan)
 
