@@ -18,14 +18,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Required, TypedDict, TypeVar, Unpack
 
+from kconform.impl.mutants import mutants_of
 from kconform.traces.events import Event
 
 if TYPE_CHECKING:
     from kconform.conformance.adapter import Adapter
     from kconform.conformance.judge import Finding
-    from kconform.conformance.machine import MachineRules, Swarm
+    from kconform.conformance.machine import MachineRules, SliceMachine, Swarm
     from kconform.conformance.scenarios import HasOps
 
 C = TypeVar("C")
@@ -126,4 +127,85 @@ class ModelSearch(Generic[C]):
     """The config in the searches' first line (rung, replicas, ...)."""
 
 
-__all__ = ["ModelSearch", "Slice", "SliceJudge"]
+class MachineModule(Protocol):
+    """A slice's ``machine.py``: the shape of its Hypothesis machine and its own rules."""
+
+    def swarm(self, cfg: Any) -> Swarm: ...
+    def rules(self, base: type[SliceMachine], cfg: Any) -> type[SliceMachine]: ...
+
+
+class ZooModule(Protocol):
+    """A slice's ``scenarios.py``: its known-bug zoo."""
+
+    def zoo(self, cfg: Any) -> Sequence[HasOps]: ...
+
+
+class CoverageModule(Protocol):
+    """A slice's ``coverage.py``: the coverage keys its model can produce."""
+
+    def reachable_keys(self, cfg: Any) -> frozenset[str]: ...
+
+
+class InvariantsModule(Protocol):
+    """A slice's invariants module in model/: its registry of named invariants."""
+
+    @property
+    def INVARIANTS(self) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class SliceModules:
+    """The modules of a slice's package under conformance/ that hold its search parts by the
+    suite's layout (``machine.py``: ``swarm``, ``rules``; ``scenarios.py``: ``zoo``;
+    ``coverage.py``: ``reachable_keys``), and its invariants module in model/ (``INVARIANTS``).
+    mypy checks each module against its protocol."""
+
+    machine: MachineModule
+    scenarios: ZooModule
+    coverage: CoverageModule
+    invariants: InvariantsModule
+
+
+class OwnParts(TypedDict, Generic[C], total=False):
+    """What is a slice's own in its ``Slice`` (the fields of that name; ``search`` optional)."""
+
+    name: Required[str]
+    title: Required[str]
+    config_type: Required[type[C]]
+    parse_config: Required[Callable[[dict[str, Any]], C]]
+    gate_configs: Required[Callable[[], tuple[tuple[str, C], ...]]]
+    describe: Required[Callable[[C], str]]
+    make_judge: Required[Callable[[C, frozenset[str] | None], SliceJudge]]
+    make_reference: Required[Callable[[], Adapter]]
+    search: str | None
+
+
+def slice_of(modules: SliceModules, **own: Unpack[OwnParts[C]]) -> Slice[C]:
+    """The ``Slice`` of a slice laid out as the suite lays its slices out: its search parts from
+    ``modules``, its mutants from the reference's registry of mutants under its name
+    (impl.mutants), the rest its ``own``
+    parts. A slice laid out otherwise (a test's fake) builds its ``Slice`` directly."""
+    name = own["name"]
+    return Slice(
+        **own,
+        invariants=lambda: modules.invariants.INVARIANTS,
+        mutants=lambda: mutants_of(name),
+        swarm=modules.machine.swarm,
+        machine_rules=modules.machine.rules,
+        zoo=modules.scenarios.zoo,
+        reachable_keys=modules.coverage.reachable_keys,
+    )
+
+
+__all__ = [
+    "CoverageModule",
+    "InvariantsModule",
+    "MachineModule",
+    "ModelSearch",
+    "OwnParts",
+    "Slice",
+    "SliceJudge",
+    "SliceModules",
+    "ZooModule",
+    "slice_of",
+]

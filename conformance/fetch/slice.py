@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from kconform.conformance.fetch.coverage import reachable_keys
+from kconform.conformance.fetch import coverage, machine, scenarios
 from kconform.conformance.fetch.lockstep import FetchJudge
-from kconform.conformance.fetch.machine import rules, swarm
-from kconform.conformance.fetch.scenarios import zoo
-from kconform.conformance.slice import Slice
+from kconform.conformance.slice import Slice, SliceModules, slice_of
 from kconform.impl.fetch.cluster import FetchCluster
-from kconform.impl.mutants import FETCH, mutants_of
+from kconform.impl.mutants import FETCH
 from kconform.model import fetch_invariants
 from kconform.model.fetch_config import FetchConfig
 
@@ -21,7 +19,8 @@ def describe(cfg: FetchConfig) -> str:
     )
 
 
-SLICE: Slice[FetchConfig] = Slice(
+SLICE: Slice[FetchConfig] = slice_of(
+    SliceModules(machine, scenarios, coverage, fetch_invariants),
     name=FETCH,
     title="incremental fetch sessions (KIP-227: session cache, FetchSessionHandler)",
     config_type=FetchConfig,
@@ -29,11 +28,5 @@ SLICE: Slice[FetchConfig] = Slice(
     gate_configs=lambda: ((FETCH, FetchConfig()),),
     describe=describe,
     make_judge=FetchJudge,
-    invariants=lambda: fetch_invariants.INVARIANTS,
     make_reference=FetchCluster,
-    mutants=lambda: mutants_of(FETCH),
-    swarm=swarm,
-    machine_rules=rules,
-    zoo=zoo,
-    reachable_keys=reachable_keys,
 )

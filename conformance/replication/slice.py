@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from kconform.conformance.replication.coverage import reachable_keys
+from kconform.conformance.replication import coverage, machine, scenarios
 from kconform.conformance.replication.lockstep import Judge
-from kconform.conformance.replication.machine import rules, swarm
-from kconform.conformance.replication.scenarios import zoo
-from kconform.conformance.slice import Slice
-from kconform.impl.mutants import mutants_of
+from kconform.conformance.slice import Slice, SliceModules, slice_of
 from kconform.impl.replication.cluster import ReferenceCluster
 from kconform.model import invariants
 from kconform.model.config import ReplicationConfig
@@ -30,7 +27,8 @@ def describe(cfg: ReplicationConfig) -> str:
     return out
 
 
-SLICE: Slice[ReplicationConfig] = Slice(
+SLICE: Slice[ReplicationConfig] = slice_of(
+    SliceModules(machine, scenarios, coverage, invariants),
     name=REPLICATION,
     title="replication of one partition (LEO, HW, ISR, leader epochs, truncation, elections, acks)",
     config_type=ReplicationConfig,
@@ -38,12 +36,6 @@ SLICE: Slice[ReplicationConfig] = Slice(
     gate_configs=lambda: ((REPLICATION, GATE_CONFIG),),
     describe=describe,
     make_judge=Judge,
-    invariants=lambda: invariants.INVARIANTS,
     make_reference=ReferenceCluster,
-    mutants=lambda: mutants_of(REPLICATION),
-    swarm=swarm,
-    machine_rules=rules,
-    zoo=zoo,
-    reachable_keys=reachable_keys,
     search="kconform.conformance.replication.search",
 )

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from kconform.conformance.slice import Slice
-from kconform.conformance.txn.coverage import reachable_keys
+from kconform.conformance.slice import Slice, SliceModules, slice_of
+from kconform.conformance.txn import coverage, machine, scenarios
 from kconform.conformance.txn.lockstep import TxnJudge
-from kconform.conformance.txn.machine import rules, swarm
-from kconform.conformance.txn.scenarios import zoo
-from kconform.impl.mutants import mutants_of
 from kconform.impl.txn.cluster import TxnCluster
 from kconform.model import txn_invariants
 from kconform.model.configs import TXN
@@ -23,7 +20,8 @@ def describe(cfg: TxnConfig) -> str:
     )
 
 
-SLICE: Slice[TxnConfig] = Slice(
+SLICE: Slice[TxnConfig] = slice_of(
+    SliceModules(machine, scenarios, coverage, txn_invariants),
     name=TXN,
     title="exactly-once (idempotent producer, transactions, read_committed, transactional offsets)",
     config_type=TxnConfig,
@@ -31,11 +29,5 @@ SLICE: Slice[TxnConfig] = Slice(
     gate_configs=lambda: tuple((f"txn-tv{tv}", TxnConfig(transaction_version=tv)) for tv in (0, 2)),
     describe=describe,
     make_judge=TxnJudge,
-    invariants=lambda: txn_invariants.INVARIANTS,
     make_reference=TxnCluster,
-    mutants=lambda: mutants_of(TXN),
-    swarm=swarm,
-    machine_rules=rules,
-    zoo=zoo,
-    reachable_keys=reachable_keys,
 )
