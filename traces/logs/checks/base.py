@@ -10,9 +10,9 @@ rule out, e.g. compaction removing offsets).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from kconform.traces.logs.observations import Obs
 
@@ -76,6 +76,16 @@ class Check:
         if len(self.findings) < MAX_FINDINGS:
             self.findings.append(Finding(self.name, message, tuple(Witness.of(w) for w in witnesses), partition))
 
+    def judge(
+        self, holds: bool, message: Callable[[], str], witnesses: Sequence[Obs], partition: str | None = None
+    ) -> bool:
+        """Count one judgement; flag ``message()`` (built only then) with ``witnesses`` unless it
+        ``holds``. Returns ``holds``."""
+        self.judged += 1
+        if not holds:
+            self.flag(message(), witnesses, partition)
+        return holds
+
     @property
     def status(self) -> str:
         if self.finding_count:
@@ -85,6 +95,25 @@ class Check:
     @property
     def fails(self) -> bool:
         return self.finding_count > 0 and not self.advisory
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+class KeyedCheck(Check, Generic[K]):
+    """A check that judges an observation against the latest one of the same key (a broker's
+    partition, a producer in a segment, a transactional id): ``last`` holds the latest per key,
+    kept as long as the check lives (bounded by the keys the input names)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last: dict[K, Obs] = {}
+
+    def swap(self, key: K, obs: Obs) -> Obs | None:
+        """Record ``obs`` as the latest of ``key``; return the one it replaces (None: the first)."""
+        prev = self.last.get(key)
+        self.last[key] = obs
+        return prev
 
 
 def run_checks(checks: Sequence[Check], observations: Iterable[Obs]) -> None:

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 
 from kconform.model.epochs import EpochCache, assign
-from kconform.traces.logs.checks.base import Check
+from kconform.traces.logs.checks.base import Check, KeyedCheck
 from kconform.traces.logs.observations import (
     BROKER_START,
     EPOCH_ENTRY,
@@ -81,7 +81,7 @@ class OneLeaderPerEpoch(Check):
             )
 
 
-class LeaderEpochsIncreasePerBroker(Check):
+class LeaderEpochsIncreasePerBroker(KeyedCheck[tuple[str, str]]):
     """A broker's successive leader / follower starts of a partition have non-decreasing leader
     epochs: the broker takes a new state only for a newer epoch (Partition.makeLeader /
     makeFollower; stale LeaderAndIsr requests are rejected with STALE_CONTROLLER_EPOCH / ignored).
@@ -92,36 +92,30 @@ class LeaderEpochsIncreasePerBroker(Check):
     cite = "KIP-101; kafka.cluster.Partition.makeLeader / makeFollower, ReplicaManager.becomeLeaderOrFollower"
     kinds = frozenset({LEADER_START, FOLLOWER_START, LOG_DELETED})
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._last: dict[tuple[str, str], Obs] = {}
-
     def observe(self, obs: Obs) -> None:
         if obs.partition is None:
             return
         key = (obs.stream, obs.partition)
         if obs.kind == LOG_DELETED:
-            self._last.pop(key, None)
+            self.last.pop(key, None)
             return
         if obs.leader_epoch is None:
             return
-        prev = self._last.get(key)
-        self._last[key] = obs
+        prev = self.swap(key, obs)
         if prev is None or prev.leader_epoch is None:
             return
         if prev.topic_id is not None and obs.topic_id is not None and prev.topic_id != obs.topic_id:
             return  # a recreated topic
-        self.judged += 1
-        if obs.leader_epoch < prev.leader_epoch:
-            self.flag(
-                f"{obs.partition}: broker {obs.node} starts at leader epoch {obs.leader_epoch} "
-                f"after epoch {prev.leader_epoch}",
-                [obs, prev],
-                obs.partition,
-            )
+        epoch = prev.leader_epoch
+        self.judge(
+            obs.leader_epoch >= prev.leader_epoch,
+            lambda: f"{obs.partition}: broker {obs.node} starts at leader epoch {obs.leader_epoch} after epoch {epoch}",
+            [obs, prev],
+            obs.partition,
+        )
 
 
-class LeaderEpochsIncreaseAcrossStateChanges(Check):
+class LeaderEpochsIncreaseAcrossStateChanges(KeyedCheck[tuple[str, str]]):
     """The controller's successive decisions about a partition never lower its leader epoch, and a
     new leader always comes with a higher one: every election (ZooKeeper controller:
     PartitionStateMachine / PartitionLeaderElectionAlgorithms, ``LeaderAndIsr.newLeaderAndIsr``
@@ -141,36 +135,30 @@ class LeaderEpochsIncreaseAcrossStateChanges(Check):
     )
     kinds = frozenset({PARTITION_STATE, LOG_DELETED})
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._last: dict[tuple[str, str], Obs] = {}
-
     def observe(self, obs: Obs) -> None:
         if obs.partition is None:
             return
         if obs.kind == LOG_DELETED:
-            for key in [k for k in self._last if k[1] == obs.partition]:
-                del self._last[key]
+            for key in [k for k in self.last if k[1] == obs.partition]:
+                del self.last[key]
             return
         if obs.state != "controller" or obs.leader_epoch is None or obs.leader_epoch < 0:
             return
-        key = (obs.stream, obs.partition)
-        prev = self._last.get(key)
-        self._last[key] = obs
+        prev = self.swap((obs.stream, obs.partition), obs)
         if prev is None or obs.prev_state in ("NewPartition", "NonExistentPartition"):
             return
         if prev.topic_id is not None and obs.topic_id is not None and prev.topic_id != obs.topic_id:
             return  # a topic deleted and created again under the same name
         assert prev.leader_epoch is not None
-        self.judged += 1
-        if obs.leader_epoch < prev.leader_epoch:
-            self.flag(
-                f"{obs.partition}: controller {obs.node} moved leader epoch {prev.leader_epoch} back to "
-                f"{obs.leader_epoch}",
-                [obs, prev],
-                obs.partition,
-            )
-        elif obs.leader_epoch == prev.leader_epoch and obs.leader != prev.leader:
+        epoch = prev.leader_epoch
+        if not self.judge(
+            obs.leader_epoch >= prev.leader_epoch,
+            lambda: f"{obs.partition}: controller {obs.node} moved leader epoch {epoch} back to {obs.leader_epoch}",
+            [obs, prev],
+            obs.partition,
+        ):
+            return
+        if obs.leader_epoch == prev.leader_epoch and obs.leader != prev.leader:
             self.flag(
                 f"{obs.partition}: controller {obs.node} changed the leader from {prev.leader} to {obs.leader} "
                 f"without raising leader epoch {obs.leader_epoch}",

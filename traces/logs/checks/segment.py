@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kconform.traces.logs.checks.base import Check
+from kconform.traces.logs.checks.base import Check, KeyedCheck
 from kconform.traces.logs.observations import BATCH, Obs
 
 COMPACTED_TOPICS = ("__consumer_offsets", "__transaction_state", "__cluster_metadata", "_schemas", "connect-")
@@ -61,7 +61,7 @@ class OffsetsIncreasing(Check):
         self._prev[obs.stream] = _Prev(obs, max(last, prev.last if prev else last))
 
 
-class OffsetsContiguous(Check):
+class OffsetsContiguous(KeyedCheck[str]):
     """Offsets of a segment have no gaps. Advisory: compaction (cleanup.policy=compact) removes
     whole batches, and a dump does not say whether its topic is compacted; chains that show
     compaction (a batch with fewer records than its offset span, a delete horizon, an internal
@@ -75,7 +75,6 @@ class OffsetsContiguous(Check):
 
     def __init__(self) -> None:
         super().__init__()
-        self._prev: dict[str, Obs] = {}
         self._compacted: set[str] = set()
 
     def observe(self, obs: Obs) -> None:
@@ -85,8 +84,7 @@ class OffsetsContiguous(Check):
             self._compacted.add(obs.stream)
         if obs.stream in self._compacted:
             return
-        prev = self._prev.get(obs.stream)
-        self._prev[obs.stream] = obs
+        prev = self.swap(obs.stream, obs)
         if prev is None or prev.last_offset is None:
             return
         self.judged += 1
@@ -99,7 +97,7 @@ class OffsetsContiguous(Check):
             )
 
 
-class LeaderEpochsNonDecreasing(Check):
+class LeaderEpochsNonDecreasing(KeyedCheck[str]):
     """The partition leader epoch stamped on batches never decreases along a segment: a leader
     appends with its epoch, followers copy batches as they are, and a new leader has a larger
     epoch (KIP-101)."""
@@ -109,29 +107,24 @@ class LeaderEpochsNonDecreasing(Check):
     cite = "KIP-101; kafka.log.UnifiedLog.append (leader epoch assigned to batches), LeaderEpochFileCache"
     kinds = frozenset({BATCH})
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._prev: dict[str, Obs] = {}
-
     def observe(self, obs: Obs) -> None:
         epoch = obs.leader_epoch
         if epoch is None or epoch < 0:
             return
-        prev = self._prev.get(obs.stream)
+        prev = self.last.get(obs.stream)
         if prev is not None and prev.leader_epoch is not None:
-            self.judged += 1
-            if epoch < prev.leader_epoch:
-                self.flag(
-                    f"batch at offset {obs.offset} has leader epoch {epoch} "
-                    f"after a batch with epoch {prev.leader_epoch}",
-                    [obs, prev],
-                    obs.partition,
-                )
+            before = prev.leader_epoch
+            if not self.judge(
+                epoch >= before,
+                lambda: f"batch at offset {obs.offset} has leader epoch {epoch} after a batch with epoch {before}",
+                [obs, prev],
+                obs.partition,
+            ):
                 return
-        self._prev[obs.stream] = obs
+        self.last[obs.stream] = obs
 
 
-class ProducerSequencesContiguous(Check):
+class ProducerSequencesContiguous(KeyedCheck[tuple[str, int]]):
     """An idempotent producer's batches in a partition carry consecutive sequence numbers within one
     producer epoch (the broker rejects gaps with OUT_OF_ORDER_SEQUENCE_NUMBER and drops duplicates,
     KIP-98): the next batch starts at the previous last sequence + 1 (wrapping at 2^31), and a
@@ -144,7 +137,6 @@ class ProducerSequencesContiguous(Check):
 
     def __init__(self) -> None:
         super().__init__()
-        self._prev: dict[tuple[str, int], Obs] = {}
         self._compacted: set[str] = set()
 
     def observe(self, obs: Obs) -> None:
@@ -157,9 +149,7 @@ class ProducerSequencesContiguous(Check):
             self.judged += 1
             if (obs.last_seq - seq) % INT32_SPAN != obs.count - 1:
                 self.flag(f"batch of {obs.count} records has sequences {seq}..{obs.last_seq}", [obs], obs.partition)
-        key = (obs.stream, pid)
-        prev = self._prev.get(key)
-        self._prev[key] = obs
+        prev = self.swap((obs.stream, pid), obs)
         if prev is None or prev.producer_epoch != obs.producer_epoch or prev.last_seq is None:
             return
         self.judged += 1

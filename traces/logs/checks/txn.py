@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kconform.model.txn_graph import EXPIRATION_ALLOWED, STATES, is_valid_transition
-from kconform.traces.logs.checks.base import Check
+from kconform.traces.logs.checks.base import Check, KeyedCheck
 from kconform.traces.logs.observations import BATCH, TXN_INDEX, TXN_INIT, TXN_LOG, TXN_TRANSITION, Obs
 
 DEFAULT_MAX_TXN_TIMEOUT_MS = 900_000
@@ -120,7 +120,7 @@ class TxnBatchesClosedByMarker(Check):
             )
 
 
-class MarkerCoordinatorEpochs(Check):
+class MarkerCoordinatorEpochs(KeyedCheck[tuple[str, int]]):
     """The coordinator epochs of one producer's markers in a partition never decrease: a marker
     from a coordinator older than one that already wrote a marker for the producer is fenced
     (TransactionCoordinatorFencedException)."""
@@ -130,29 +130,27 @@ class MarkerCoordinatorEpochs(Check):
     cite = "KIP-98; kafka.log.ProducerAppendInfo.appendEndTxnMarker (coordinator epoch fencing)"
     kinds = frozenset({BATCH})
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._last: dict[tuple[str, int], Obs] = {}
-
     def observe(self, obs: Obs) -> None:
         if not obs.control or obs.coordinator_epoch is None or obs.pid is None:
             return
         key = (obs.stream, obs.pid)
-        prev = self._last.get(key)
+        prev = self.last.get(key)
         if prev is not None and prev.coordinator_epoch is not None:
-            self.judged += 1
-            if obs.coordinator_epoch < prev.coordinator_epoch:
-                self.flag(
+            epoch = prev.coordinator_epoch
+            if not self.judge(
+                obs.coordinator_epoch >= epoch,
+                lambda: (
                     f"producer {obs.pid}: marker at offset {obs.offset} has coordinator epoch {obs.coordinator_epoch} "
-                    f"after a marker with coordinator epoch {prev.coordinator_epoch}",
-                    [obs, prev],
-                    obs.partition,
-                )
-                return
-        self._last[key] = obs
+                    f"after a marker with coordinator epoch {epoch}"
+                ),
+                [obs, prev],
+                obs.partition,
+            ):
+                return  # the later markers are judged against the newest coordinator epoch
+        self.last[key] = obs
 
 
-class TxnInitEpochs(Check):
+class TxnInitEpochs(KeyedCheck[tuple[str, str]]):
     """A transaction coordinator never hands a transactional id an older epoch of the same producer id:
     every InitProducerId bumps the epoch (or, when it would overflow or the id expired, allocates a
     new producer id), which is what fences zombie producers (KIP-98; KIP-360 may answer a retried
@@ -166,28 +164,24 @@ class TxnInitEpochs(Check):
     cite = "KIP-98, KIP-360; kafka.coordinator.transaction.TransactionCoordinator.handleInitProducerId"
     kinds = frozenset({TXN_INIT})
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._last: dict[tuple[str, str], Obs] = {}
-
     def observe(self, obs: Obs) -> None:
         if obs.txn_id is None or obs.pid is None or obs.producer_epoch is None or obs.pid < 0:
             return
-        key = (obs.stream, obs.txn_id)
-        prev = self._last.get(key)
-        self._last[key] = obs
+        prev = self.swap((obs.stream, obs.txn_id), obs)
         if prev is None or prev.pid != obs.pid or prev.producer_epoch is None:
             return
-        self.judged += 1
-        if obs.producer_epoch < prev.producer_epoch:
-            self.flag(
+        epoch = prev.producer_epoch
+        self.judge(
+            obs.producer_epoch >= epoch,
+            lambda: (
                 f"transactional id {obs.txn_id}: producer id {obs.pid} initialized at epoch {obs.producer_epoch} "
-                f"after epoch {prev.producer_epoch}",
-                [obs, prev],
-            )
+                f"after epoch {epoch}"
+            ),
+            [obs, prev],
+        )
 
 
-class TxnLogTransitions(Check):
+class TxnLogTransitions(KeyedCheck[tuple[str, str]]):
     """Transaction state changes follow the coordinator's valid-transition table
     (kconform.model.txn_graph, Kafka's TransactionState.validPreviousStates; with the transaction
     version 2 edges when the log does not say the version): consecutive ``__transaction_state``
@@ -202,19 +196,13 @@ class TxnLogTransitions(Check):
     )
     kinds = frozenset({TXN_LOG, TXN_TRANSITION})
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._prev: dict[tuple[str, str], Obs] = {}
-
     def observe(self, obs: Obs) -> None:
         if obs.kind == TXN_TRANSITION:
             self._line(obs)
             return
         if obs.txn_id is None or obs.state is None:
             return
-        key = (obs.stream, obs.txn_id)
-        prev = self._prev.get(key)
-        self._prev[key] = obs
+        prev = self.swap((obs.stream, obs.txn_id), obs)
         if prev is None or prev.state is None:
             return
         src, dst = prev.state, obs.state
