@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from kconform.model import guarantees, purgatory
+from kconform.model import delayed, guarantees, purgatory
 from kconform.model.config import ReplicationConfig
 from kconform.model.guarantees import Invariant as Invariant
 from kconform.model.guarantees import Memo as Memo
@@ -285,8 +285,7 @@ def purgatory_deadlines(s: State, cfg: ReplicationConfig) -> Iterator[Violation]
             if s.now_ms > op.deadline_ms:
                 yield Violation(
                     "PurgatoryDeadlines",
-                    f"broker {b}: {purgatory.describe(op)} still waits at {s.now_ms} ms, past its deadline "
-                    f"{op.deadline_ms} ms",
+                    delayed.past_deadline_message(f"broker {b}", purgatory.describe(op), s.now_ms, op.deadline_ms),
                 )
 
 

@@ -24,17 +24,18 @@ none is still parked when time moves on: Kafka completes them synchronously, in 
 pulled the trigger. The model does not read this to *forbid* a completion: a completion any
 state justifies is accepted (model.replication.complete_produce / complete_fetch).
 
-Where the LSO would enter: a read_committed fetch counts up to the last stable offset
-(FetchIsolation.TXN_COMMITTED) and is re-checked when the LSO moves (a marker's HW advance). The
-replication slice has no transactions, so its consumers are read_uncommitted (bound: HW) and its
-followers read to the LEO (FetchIsolation.LOG_END).
+The bookkeeping (which parked operations are due, expiry, overdue reports) is model.delayed,
+shared with the exactly-once slice, whose read_committed consumers count up to the last stable
+offset (FetchIsolation.TXN_COMMITTED) and are re-checked when the LSO moves, with the HW passing a
+marker (model.txn_delayed_fetch). The replication slice has no transactions, so its consumers are
+read_uncommitted (bound: HW) and its followers read to the LEO (FetchIsolation.LOG_END).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from kconform.model import epochs
+from kconform.model import delayed, epochs
 from kconform.model.config import ReplicationConfig
 from kconform.model.errors import FENCED_LEADER_EPOCH, NONE, UNKNOWN_LEADER_EPOCH
 from kconform.model.state import Delayed, DelayedFetch, DelayedProduce, Replica, State
@@ -97,22 +98,19 @@ def ready(s: State, cfg: ReplicationConfig, node: int, op: Delayed) -> bool:
 
 def trigger(s: State, cfg: ReplicationConfig, node: int, produces: bool = True, fetches: bool = True) -> State:
     """checkAndComplete on ``node``'s partition key: every parked operation of the kinds re-checked
-    that is ready now becomes due (at most once per parked copy)."""
+    that is ready now becomes due (at most once per parked copy; model.delayed.recheck)."""
     r = s.replica(node)
     if not r.purgatory or not s.tracks_purgatory:
         return s
-    due = list(r.due)
-    for op in r.purgatory:
+
+    def checked(op: Delayed) -> bool:
         kind_checked = fetches if isinstance(op, DelayedFetch) else produces
-        if kind_checked and due.count(op.req) < _copies(r, op.req) and ready(s, cfg, node, op):
-            due.append(op.req)
+        return kind_checked and ready(s, cfg, node, op)
+
+    due = delayed.recheck(r.purgatory, r.due, checked)
     if len(due) == len(r.due):
         return s
-    return s.with_replica(node, replace(r, due=tuple(due)))
-
-
-def _copies(r: Replica, req: int) -> int:
-    return sum(1 for op in r.purgatory if op.req == req)
+    return s.with_replica(node, replace(r, due=due))
 
 
 def park(s: State, node: int, op: Delayed) -> State:
@@ -125,31 +123,26 @@ def take(s: State, node: int, op: Delayed) -> State:
     """``op`` completed (forceComplete runs once): it leaves the purgatory and its obligation ends.
     A duplicated request parked twice has two copies with one ``req``: one of them goes."""
     r = s.replica(node)
-    i = r.purgatory.index(op)
-    due = list(r.due)
-    if op.req in due:
-        due.remove(op.req)
-    return s.with_replica(node, replace(r, purgatory=r.purgatory[:i] + r.purgatory[i + 1 :], due=tuple(due)))
+    ops, due = delayed.remove(r.purgatory, r.due, op)
+    return s.with_replica(node, replace(r, purgatory=ops, due=due))
 
 
 def pass_time(s: State, now_ms: int) -> State:
     """Time moves to ``now_ms``: operations that were due and are still parked are overdue (a
-    trigger was not honoured); then every operation whose deadline has come is due (its expiry)."""
+    trigger was not honoured); then every operation whose deadline has come is due (its expiry;
+    model.delayed.overdue / expire)."""
     overdue = list(s.ghost.overdue)
     for b, r in enumerate(s.replicas):
-        late = [op for op in r.purgatory if op.req in r.due] if r.alive else []
+        late = delayed.overdue(r.purgatory, r.due) if r.alive else []
         if late:
-            overdue.extend(
-                f"broker {b}: {describe(op)} was completable since an earlier trigger and still waits at {now_ms} ms"
-                for op in late
-            )
+            overdue.extend(delayed.late_message(f"broker {b}", describe(op), now_ms) for op in late)
             s = s.with_replica(b, replace(r, due=()))  # reported once; its expiry can make it due again
     if len(overdue) != len(s.ghost.overdue):
         s = replace(s, ghost=replace(s.ghost, overdue=tuple(overdue)))
     for b, r in enumerate(s.replicas):
-        expired = [op.req for op in r.purgatory if op.deadline_ms <= now_ms and op.req not in r.due]
-        if r.alive and expired:
-            s = s.with_replica(b, replace(r, due=(*r.due, *expired)))
+        due = delayed.expire(r.purgatory, r.due, now_ms)
+        if r.alive and len(due) != len(r.due):
+            s = s.with_replica(b, replace(r, due=due))
     return s
 
 
