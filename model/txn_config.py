@@ -72,6 +72,13 @@ class TxnConfig:
     """``transaction.state.log.num.partitions``."""
     offsets_topic_partitions: int = 50
     """``offsets.topic.num.partitions``."""
+    fetch_max_wait_ms: int = 0
+    """The consumers' ``fetch.max.wait.ms``: 0 (the default here, not Kafka's 500) answers every
+    Fetch at once, as before delayed fetches were modelled, so files written then read back
+    identically; > 0: a Fetch with fewer than ``fetch_min_bytes`` records below its isolation
+    bound waits in the leader's purgatory (model.txn_delayed_fetch)."""
+    fetch_min_bytes: int = 1
+    """The consumers' ``fetch.min.bytes``, counted in records (Kafka's default 1)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.brokers <= 7:
@@ -90,9 +97,12 @@ class TxnConfig:
             "abort_timed_out_interval_ms",
             "state_log_partitions",
             "offsets_topic_partitions",
+            "fetch_min_bytes",
         ):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.fetch_max_wait_ms < 0:
+            raise ConfigError(f"fetch_max_wait_ms must be >= 0, got {self.fetch_max_wait_ms}")
 
     # Partition names ---------------------------------------------------------------------------
 
@@ -131,11 +141,21 @@ class TxnConfig:
 
     # JSON ------------------------------------------------------------------------------------
 
+    @property
+    def delayed_fetch(self) -> bool:
+        """Whether consumer fetches of this configuration may wait in the purgatory."""
+        return self.fetch_max_wait_ms > 0
+
     def to_json(self) -> dict[str, Any]:
+        """The config as JSON; the delayed-fetch keys only when they differ from their defaults,
+        so that every file written before they existed reads back and is written identically."""
         out = dataclasses.asdict(self)
         out["transactional_ids"] = list(self.transactional_ids)
         out["groups"] = list(self.groups)
         out["slice"] = "txn"
+        for key in _OPTIONAL_KEYS:
+            if out[key] == _DEFAULTS[key]:
+                del out[key]
         return out
 
     @staticmethod
@@ -152,3 +172,7 @@ class TxnConfig:
             else:
                 kwargs[key] = json_int(key, value)
         return TxnConfig(**kwargs)
+
+
+_OPTIONAL_KEYS = ("fetch_max_wait_ms", "fetch_min_bytes")
+_DEFAULTS: dict[str, Any] = {f.name: f.default for f in dataclasses.fields(TxnConfig)}

@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
-from kconform.model import guarantees
+from kconform.model import delayed, guarantees
 from kconform.model import producer_state as P
+from kconform.model import txn_delayed_fetch as D
 from kconform.model import txn_graph as G
 from kconform.model import txn_partition as T
 from kconform.model.guarantees import Memo as Memo
@@ -300,6 +301,50 @@ def no_uncommitted_offset_read(s: TxnState, cfg: TxnConfig) -> Iterator[Violatio
                 f"group {r.group!r} read offset {r.offset} of {r.partition} from an uncommitted record "
                 f"{r.record_offset}",
             )
+
+
+@_register(
+    "PurgatoryDeadlines",
+    "DelayedOperation (timing-wheel expiry); DelayedFetch; ReplicaManager.fetchMessages",
+    lambda s: (s.parked, s.now_ms),
+)
+def purgatory_deadlines(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """No parked consumer fetch outlives its fetch.max.wait.ms (the replication slice's rule of the same name)."""
+    for df in s.parked:
+        if s.now_ms > df.deadline_ms:
+            where = f"broker {df.node}"
+            yield Violation(
+                "PurgatoryDeadlines", delayed.past_deadline_message(where, D.describe(df), s.now_ms, df.deadline_ms)
+            )
+
+
+@_register(
+    "DelayedTriggersHonoured",
+    "DelayedOperationPurgatory.checkAndComplete; Partition.tryCompleteDelayedRequests (LeaderHwChange.INCREASED)",
+    lambda s: (s.ghost.overdue,),
+)
+def delayed_triggers_honoured(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """Every completion trigger is honoured: a parked fetch that an HW (and LSO) advance or its deadline
+    made completable is completed before time moves on."""
+    for message in s.ghost.overdue:
+        yield Violation("DelayedTriggersHonoured", message)
+
+
+@_register(
+    "DelayedFetchIsolation",
+    "DelayedFetch.onComplete reads at the request's FetchIsolation (TXN_COMMITTED: the LSO); KAFKA-5355; KIP-98",
+    lambda s: (s.ghost.delayed_reads,),
+)
+def delayed_fetch_isolation(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """A parked fetch never returns data above what its isolation level allows at completion time (the
+    LSO for read_committed, the HW otherwise)."""
+    for r in sorted(dr for dr in s.ghost.delayed_reads if dr.end > dr.bound):
+        bound = "LSO" if r.read_committed else "HW"
+        yield Violation(
+            "DelayedFetchIsolation",
+            f"{r.partition}: delayed fetch {r.req} returned records up to offset {r.end - 1}, "
+            f"at or above its {bound} {r.bound} at completion",
+        )
 
 
 @_register_step("ProducerEpochMonotonic", "KIP-98 epochs; KIP-360; kafka-facts §1.3, §2.1")

@@ -21,7 +21,9 @@ import itertools
 from dataclasses import dataclass, field
 
 from kconform.model import coordinator as C
+from kconform.model import delayed
 from kconform.model import producer_state as P
+from kconform.model import txn_delayed_fetch as D
 from kconform.model import txn_graph as G
 from kconform.model import txn_partition as T
 from kconform.model.coordinator import Answer, NotEnabled, StatePartition, TxnMetadata
@@ -137,6 +139,11 @@ class TxnGhost:
     """(partition, pid, LEO at the time): a producer's state expired there."""
     open_at_quiescence: frozenset[str] = frozenset()
     """What was still open when the world quiesced (Quiesced with quiet=True): a liveness failure."""
+    overdue: tuple[str, ...] = ()
+    """Parked fetches a trigger made completable that were still parked when time moved on
+    (read by DelayedTriggersHonoured; model.delayed)."""
+    delayed_reads: frozenset[D.DelayedRead] = frozenset()
+    """What each completed delayed fetch returned and its isolation bound then (DelayedFetchIsolation)."""
 
 
 # =============================================================================================
@@ -207,6 +214,12 @@ class TxnState:
     verifications: FrozenMap[int, VerifyMsg] = field(default_factory=FrozenMap)
     verify_answers: FrozenMap[int, tuple[int, ...]] = field(default_factory=FrozenMap)
     fetches: FrozenMap[int, tuple[ServedFetch, ...]] = field(default_factory=FrozenMap)
+    parked: tuple[D.TxnDelayedFetch, ...] = ()
+    """The purgatory of delayed consumer fetches (model.txn_delayed_fetch), every broker's, in
+    creation order."""
+    due: tuple[int, ...] = ()
+    """Requests of parked fetches a completion trigger found completable: each must complete
+    before time moves on (model.delayed)."""
     ghost: TxnGhost = field(default_factory=TxnGhost)
 
     def partition(self, name: str) -> T.Partition:
@@ -234,9 +247,19 @@ def initial_state(cfg: TxnConfig) -> TxnState:
 
 
 def advance_clock(s: TxnState, now_ms: int) -> TxnState:
+    """Time moves forward; parked fetches a trigger made due earlier and still parked are overdue
+    (reported once), then those whose deadline came are due (model.delayed)."""
     if now_ms < s.now_ms:
         raise NotEnabled(f"time goes forward: {s.now_ms} → {now_ms}")
-    return evolve(s, now_ms=now_ms)
+    s = evolve(s, now_ms=now_ms)
+    if not s.parked:
+        return s
+    late = delayed.overdue(s.parked, s.due)
+    if late:
+        messages = tuple(delayed.late_message(f"broker {df.node}", D.describe(df), now_ms) for df in late)
+        s = evolve(s, due=(), ghost=evolve(s.ghost, overdue=s.ghost.overdue + messages))
+    due = delayed.expire(s.parked, s.due, now_ms)
+    return s if len(due) == len(s.due) else evolve(s, due=due)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -574,10 +597,21 @@ def verify_answers(s: TxnState, msg: int) -> tuple[int, ...]:
 
 
 def hw_advanced(s: TxnState, cfg: TxnConfig, node: int, partition: str, hw: int) -> TxnState:
+    """The HW moves (and with it the LSO once it passes a marker): the partition's parked fetches
+    are re-checked (Partition.tryCompleteDelayedRequests on LeaderHwChange.INCREASED)."""
     p = s.partition(partition)
     if node != p.leader or not p.hw <= hw <= p.leo:
         raise NotEnabled(f"{partition}: broker {node} cannot move the HW {p.hw} → {hw} (LEO {p.leo})")
-    return s.with_partition(T.advance_hw(p, hw))
+    return _recheck(s.with_partition(T.advance_hw(p, hw)), partition)
+
+
+def _recheck(s: TxnState, partition: str) -> TxnState:
+    """checkAndComplete on ``partition``'s key: its parked fetches that are ready now become due."""
+    if not s.parked:
+        return s
+    p = s.partition(partition)
+    due = delayed.recheck(s.parked, s.due, lambda df: df.partition == partition and D.ready(p, df))
+    return s if len(due) == len(s.due) else evolve(s, due=due)
 
 
 def _unstable_offsets(s: TxnState, p: T.Partition) -> frozenset[int]:
@@ -597,6 +631,15 @@ def consumer_fetch(
     """A consumer fetch; the answer is kept for ConsumerPolled, and a read_committed LSO for LsoBounds."""
     p = s.partition(partition)
     answer = T.consumer_fetch(p, node, fetch_offset, read_committed)
+    return _served(s, p, node, req, fetch_offset, read_committed, answer), answer
+
+
+def _served(
+    s: TxnState, p: T.Partition, node: int, req: int, fetch_offset: int, read_committed: bool, answer: T.FetchAnswer
+) -> TxnState:
+    """An answer to consumer fetch ``req`` was given: kept for ConsumerPolled (with the offsets not
+    committed then), and a read_committed LSO for LsoBounds."""
+    partition = p.name
     g = s.ghost
     if read_committed and answer.error == NONE:
         fus = T.first_unstable_offset(p)
@@ -605,7 +648,57 @@ def consumer_fetch(
         )
     served = ServedFetch(node, partition, fetch_offset, read_committed, answer, _unstable_offsets(s, p))
     fetches = s.fetches.set(req, (*(s.fetches.get(req) or ()), served))
-    return evolve(s, fetches=fetches, ghost=g), answer
+    return evolve(s, fetches=fetches, ghost=g)
+
+
+def consumer_fetch_wait(
+    s: TxnState,
+    cfg: TxnConfig,
+    node: int,
+    req: int,
+    partition: str,
+    fetch_offset: int,
+    read_committed: bool,
+    min_bytes: int,
+    max_wait_ms: int,
+) -> tuple[TxnState, T.FetchAnswer, bool]:
+    """A consumer Fetch with fetch.min.bytes / fetch.max.wait.ms (ReplicaManager.fetchMessages):
+    answered at once as ``consumer_fetch`` when model.txn_delayed_fetch.answers_at_once says so;
+    else no records now and a DelayedFetch of ``max_wait_ms`` is parked (the third result)."""
+    p = s.partition(partition)
+    answer = T.consumer_fetch(p, node, fetch_offset, read_committed)
+    if D.answers_at_once(answer, min_bytes, max_wait_ms):
+        return _served(s, p, node, req, fetch_offset, read_committed, answer), answer, False
+    if min_bytes < 1:
+        raise NotEnabled(f"fetch.min.bytes {min_bytes} < 1 never waits")
+    df = D.park(p, node, req, fetch_offset, read_committed, min_bytes, s.now_ms + max_wait_ms)
+    return evolve(s, parked=(*s.parked, df)), T.FetchAnswer(NONE, (), answer.hw, answer.lso, ()), True
+
+
+def parked_fetch(s: TxnState, node: int, req: int) -> D.TxnDelayedFetch:
+    """The fetch ``req`` parked at ``node``; NotEnabled if there is none."""
+    df = next((d for d in s.parked if d.req == req and d.node == node), None)
+    if df is None:
+        raise NotEnabled(f"broker {node} has no delayed fetch {req}")
+    return df
+
+
+def complete_delayed_fetch(s: TxnState, cfg: TxnConfig, node: int, req: int) -> tuple[TxnState, T.FetchAnswer]:
+    """A parked fetch completes (DelayedFetch.onComplete): allowed once tryComplete says so
+    (model.txn_delayed_fetch.ready) or its deadline came; the answer is a fresh read at completion
+    time at the request's isolation level, kept for ConsumerPolled like any answer."""
+    df = parked_fetch(s, node, req)
+    p = s.partition(df.partition)
+    if not D.ready(p, df) and s.now_ms < df.deadline_ms:
+        have = max(D.bound(p, df.read_committed) - df.start_offset, 0)
+        raise NotEnabled(
+            f"{D.describe(df)} completed at {s.now_ms} ms with {have} of {df.min_bytes} records below its "
+            f"bound, before its deadline {df.deadline_ms} ms and without a completing condition"
+        )
+    parked, due = delayed.remove(s.parked, s.due, df)
+    answer, what = D.read(p, df)
+    s = evolve(s, parked=parked, due=due, ghost=evolve(s.ghost, delayed_reads=s.ghost.delayed_reads | {what}))
+    return _served(s, p, node, req, df.fetch_offset, df.read_committed, answer), answer
 
 
 def consumer_polled(

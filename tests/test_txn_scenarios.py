@@ -37,6 +37,8 @@ CONFIGS = {
     "tv2": TxnConfig(transaction_version=2),
     "tv0-no-verification": TxnConfig(verification=False),
     "tv2-no-verification": TxnConfig(transaction_version=2, verification=False),
+    "tv0-waiting-consumers": TxnConfig(fetch_max_wait_ms=500),
+    "tv2-waiting-consumers": TxnConfig(transaction_version=2, fetch_max_wait_ms=500, fetch_min_bytes=2),
 }
 
 
@@ -132,6 +134,7 @@ EXPECTED = {
     m.TXN_OFFSETS_VISIBLE_EARLY: (NON_CONFORMANCE, "offset_fetch_handled"),
     m.FAILOVER_FORGETS_PREPARE: (INVARIANT_VIOLATION, "NoHangingTransaction"),
     m.EPOCH_OVERFLOW: (NON_CONFORMANCE, "init_producer_id_handled"),
+    m.DELAYED_FETCH_DROPS_ISOLATION: (NON_CONFORMANCE, "txn_fetch_completed"),
 }
 """The finding each mutant's scenario ends with: the handler whose outcome the model refuses, or
 the invariant (the liveness check at Quiesced for a coordinator that forgets its Prepare)."""
@@ -170,6 +173,29 @@ def test_late_endtxn_is_the_reference_under_tv0_so_the_self_check_runs_it_under_
     assert registry.config_for(m.LATE_ENDTXN_NEXT_TXN, TxnConfig()) == TxnConfig(transaction_version=2)
     assert registry.config_for(m.NO_VERIFICATION, TxnConfig()) == TxnConfig()
     assert registry.config_for(m.LATE_ENDTXN_NEXT_TXN, ReplicationConfig()) == ReplicationConfig()
+
+
+@pytest.mark.parametrize("config", ["tv0-waiting-consumers", "tv2-waiting-consumers"])
+def test_delayed_fetch_scenario_parks_at_the_lso_and_completes_when_the_lso_moves(config: str) -> None:
+    """KAFKA-5355's situation on the reference: the read_committed fetch parks at an LSO held by an
+    open transaction, an HW advance past more of its records leaves it parked, and the HW passing
+    the commit marker completes it with the committed records, all below the LSO then."""
+    es = _events(_run("delayed-fetch-beyond-lso", CONFIGS[config]))
+    parked = [e for e in es if isinstance(e, ev.TxnFetchWaitHandled)]
+    assert [(e.parked, e.read_committed, e.lso) for e in parked] == [(True, True, 0)]
+    done = [i for i, e in enumerate(es) if isinstance(e, ev.TxnFetchCompleted)]
+    assert len(done) == 1
+    completed = es[done[0]]
+    assert isinstance(completed, ev.TxnFetchCompleted)
+    assert [r.offset for r in completed.records] == [0, 1, 2, 3] and completed.lso == 4
+    hws = [e.hw for e in es[: done[0]] if isinstance(e, ev.HwAdvanced) and e.partition == "t-0"]
+    assert hws == [1, 3, 4]  # the advance to 3 left it parked: the LSO stayed at 0
+
+
+def test_the_delayed_fetch_scenario_runs_only_with_waiting_consumers() -> None:
+    assert "delayed-fetch-beyond-lso" not in [s.name for s in zoo(TxnConfig())]
+    assert "delayed-fetch-beyond-lso" in [s.name for s in zoo(TxnConfig(fetch_max_wait_ms=500))]
+    assert registry.config_for(m.DELAYED_FETCH_DROPS_ISOLATION, TxnConfig()) == TxnConfig(fetch_max_wait_ms=500)
 
 
 def test_the_zoo_is_skipped_for_another_cluster_shape() -> None:

@@ -820,6 +820,51 @@ class TxnConsumerFetchHandled(Event):
 
 
 @dataclass(frozen=True)
+class TxnFetchWaitHandled(Event):
+    """Partition leader ``node`` handled consumer Fetch ``req`` on ``partition`` with
+    fetch.min.bytes ``min_bytes`` (counted in records) and fetch.max.wait.ms ``max_wait_ms``
+    (ReplicaManager.fetchMessages; a configuration with ``fetch_max_wait_ms`` > 0).
+
+    As TxnConsumerFetchHandled, except that when ``max_wait_ms`` > 0, there is no error and fewer
+    than ``min_bytes`` records lie below the isolation bound (the LSO for read_committed, the HW
+    otherwise) the request is ``parked`` (DelayedFetch): no records and no aborted list (``hw`` and
+    ``lso`` the partition's now) until TxnFetchCompleted."""
+
+    kind: ClassVar[str] = "txn_fetch_wait_handled"
+    req: int
+    partition: str
+    fetch_offset: int
+    read_committed: bool
+    min_bytes: int
+    max_wait_ms: int
+    parked: bool
+    error: int
+    records: tuple[Record, ...]
+    hw: int
+    lso: int
+    aborted: tuple[AbortedTxn, ...]
+
+
+@dataclass(frozen=True)
+class TxnFetchCompleted(Event):
+    """Partition leader ``node`` answered the parked consumer Fetch ``req`` (DelayedFetch.onComplete)
+    on ``partition``: when an HW advance (moving the LSO for read_committed) brought minBytes below
+    its bound, or at its deadline with what is there. The answer is a fresh read at completion
+    time at the request's own isolation level, fields as TxnConsumerFetchHandled's."""
+
+    kind: ClassVar[str] = "txn_fetch_completed"
+    req: int
+    partition: str
+    fetch_offset: int
+    read_committed: bool
+    error: int
+    records: tuple[Record, ...]
+    hw: int
+    lso: int
+    aborted: tuple[AbortedTxn, ...]
+
+
+@dataclass(frozen=True)
 class ConsumerPolled(Event):
     """Consumer client ``node`` turned the response to its fetch ``req`` into what the application
     sees: ``rids`` (data records only, in offset order) and the ``next_offset`` to fetch. read_committed
@@ -1069,6 +1114,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         VerifyApplied,
         HwAdvanced,
         TxnConsumerFetchHandled,
+        TxnFetchWaitHandled,
+        TxnFetchCompleted,
         ConsumerPolled,
         TxnOffsetCommitHandled,
         OffsetCommitHandled,

@@ -96,9 +96,21 @@ def reachable_edges(cfg: TxnConfig) -> frozenset[tuple[str, str]]:
     )
 
 
+DELAYED_FETCH_OUTCOMES: tuple[tuple[str, str], ...] = (
+    ("txn_fetch_wait_handled:NONE", "a waiting fetch finds minBytes below its bound"),
+    ("txn_fetch_wait_handled:parked", "a waiting fetch finds less and parks (DelayedFetch)"),
+    ("txn_fetch_completed:read_committed", "an HW advance moves the LSO past minBytes, or the deadline"),
+    ("txn_fetch_completed:read_uncommitted", "an HW advance past minBytes, or the deadline"),
+)
+"""With ``fetch_max_wait_ms`` > 0 every consumer fetch waits (model.txn_delayed_fetch): these keys
+replace ``txn_consumer_fetch_handled:NONE``."""
+
+
 def reachable_keys(cfg: TxnConfig) -> frozenset[str]:
     """The handler outcomes and transitions the exactly-once slice can produce under ``cfg``."""
     outcomes = {key for key, _why in REACHABLE_OUTCOMES}
+    if cfg.delayed_fetch:
+        outcomes = (outcomes - {"txn_consumer_fetch_handled:NONE"}) | {key for key, _why in DELAYED_FETCH_OUTCOMES}
     if not cfg.verification:
         outcomes = {k for k in outcomes if not k.startswith(("verify_", "txn_produce_handled:verifying"))}
     return frozenset(outcomes | {edge_key(src, dst) for src, dst in reachable_edges(cfg)})

@@ -22,6 +22,7 @@ from kconform.model import txn_state as S
 from kconform.model.coordinator import NotEnabled
 from kconform.model.invariants import Violation
 from kconform.model.txn_config import TxnConfig
+from kconform.model.txn_partition import FetchAnswer
 from kconform.model.txn_state import TxnState
 from kconform.traces import events as ev
 
@@ -67,6 +68,8 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
             ev.VerifyApplied: self._verify_applied,
             ev.HwAdvanced: lambda e: S.hw_advanced(self.state, self.cfg, e.node, e.partition, e.hw),
             ev.TxnConsumerFetchHandled: self._consumer_fetch,
+            ev.TxnFetchWaitHandled: self._fetch_wait,
+            ev.TxnFetchCompleted: self._fetch_completed,
             ev.ConsumerPolled: self._consumer_polled,
             ev.TxnOffsetCommitHandled: self._txn_offset_commit,
             ev.OffsetCommitHandled: self._offset_commit,
@@ -219,10 +222,33 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
         s, a = self.keep(
             S.consumer_fetch(self.state, self.cfg, e.node, e.req, e.partition, e.fetch_offset, e.read_committed)
         )
-        compare(
-            {"error": e.error, "records": e.records, "hw": e.hw, "lso": e.lso, "aborted": tuple(sorted(e.aborted))},
-            {"error": a.error, "records": a.records, "hw": a.hw, "lso": a.lso, "aborted": tuple(sorted(a.aborted))},
+        _compare_answer(e, a)
+        return s
+
+    def _fetch_wait(self, e: ev.TxnFetchWaitHandled) -> TxnState:
+        """Answered at once or parked, as model.txn_state.consumer_fetch_wait decides."""
+        s, a, parked = S.consumer_fetch_wait(
+            self.state,
+            self.cfg,
+            e.node,
+            e.req,
+            e.partition,
+            e.fetch_offset,
+            e.read_committed,
+            e.min_bytes,
+            e.max_wait_ms,
         )
+        self.keep((s, a))
+        compare({"parked": e.parked}, {"parked": parked})
+        _compare_answer(e, a)
+        return s
+
+    def _fetch_completed(self, e: ev.TxnFetchCompleted) -> TxnState:
+        """A parked fetch completes: allowed only when ready or at its deadline; a fresh read."""
+        df = S.parked_fetch(self.state, e.node, e.req)
+        s, a = self.keep(S.complete_delayed_fetch(self.state, self.cfg, e.node, e.req))
+        compare_fields(e, df, ("partition", "fetch_offset", "read_committed"))
+        _compare_answer(e, a)
         return s
 
     def _consumer_polled(self, e: ev.ConsumerPolled) -> TxnState:
@@ -250,9 +276,14 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
 
     def coverage_key(self, event: ev.Event) -> str:
         """An OffsetFetch answering UNSTABLE_OFFSET_COMMIT for some partitions (KIP-447, per partition
-        since issue 14) counts as ``offset_fetch_handled:UNSTABLE_OFFSET_COMMIT``."""
+        since issue 14) counts as ``offset_fetch_handled:UNSTABLE_OFFSET_COMMIT``; a parked fetch as
+        ``txn_fetch_wait_handled:parked``, a completed one by its isolation level."""
         if isinstance(event, ev.OffsetFetchHandled) and event.error == ev.NONE and event.unstable:
             return f"{event.kind}:{ev.ERRORS[ev.UNSTABLE_OFFSET_COMMIT]}"
+        if isinstance(event, ev.TxnFetchWaitHandled) and event.parked:
+            return f"{event.kind}:parked"
+        if isinstance(event, ev.TxnFetchCompleted) and event.error == ev.NONE:
+            return f"{event.kind}:{'read_committed' if event.read_committed else 'read_uncommitted'}"
         return super().coverage_key(event)
 
     def _offset_fetch(self, e: ev.OffsetFetchHandled) -> TxnState:
@@ -262,6 +293,16 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
             {"error": r.error, "offsets": tuple(sorted(r.offsets)), "unstable": tuple(sorted(r.unstable))},
         )
         return s
+
+
+def _compare_answer(
+    e: ev.TxnConsumerFetchHandled | ev.TxnFetchWaitHandled | ev.TxnFetchCompleted, a: FetchAnswer
+) -> None:
+    """A consumer fetch's answer, field by field (the aborted list as a set: the consumer heaps it)."""
+    compare(
+        {"error": e.error, "records": e.records, "hw": e.hw, "lso": e.lso, "aborted": tuple(sorted(e.aborted))},
+        {"error": a.error, "records": a.records, "hw": a.hw, "lso": a.lso, "aborted": tuple(sorted(a.aborted))},
+    )
 
 
 def judge_txn_events(cfg: TxnConfig, events: list[ev.Event]) -> list[Finding]:

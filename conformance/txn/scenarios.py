@@ -397,6 +397,35 @@ FAILOVER_AFTER_PREPARE = Scenario(
     ),
 )
 
+DELAYED_FETCH_BEYOND_LSO = Scenario(
+    name="delayed-fetch-beyond-lso",
+    doc=(
+        "KAFKA-5355 (0.11.0, Blocker): the broker returned messages beyond the last stable offset "
+        "to a read_committed consumer because a parked fetch lost its isolation level. A "
+        "read_committed Fetch waits (fetch.max.wait.ms) at an LSO held back by an open "
+        "transaction; more records of that transaction arrive and the HW passes them, which "
+        "completes a fetch counting to the HW but must leave this one parked (DelayedFetch "
+        "TXN_COMMITTED counts to the LSO); the commit's marker and the HW passing it move the LSO, "
+        "which must complete it with the committed records (Partition.tryCompleteDelayedRequests). "
+        "Only with waiting consumer fetches (``fetch_max_wait_ms`` > 0)."
+    ),
+    mutants=("delayed-fetch-drops-isolation",),
+    ops=(
+        *_open(1),
+        o.Settle(1000),
+        o.AdvanceHw("t-0", -1),
+        o.ConsumeTxn(CONSUMER, "t-0", True),
+        o.Settle(10),
+        o.Send(PRODUCER, "t-0", 2),
+        o.Settle(100),
+        o.AdvanceHw("t-0", -1),
+        o.Settle(10),
+        *_commit(PRODUCER),
+        o.AdvanceHw("t-0", -1),
+        o.Settle(10),
+    ),
+)
+
 EPOCH_EXHAUSTION = Scenario(
     name="epoch-exhaustion",
     doc=(
@@ -426,6 +455,7 @@ SCENARIOS: dict[str, Scenario] = {
         LATE_END_TXN,
         STALE_COORDINATOR_MARKER,
         FAILOVER_AFTER_PREPARE,
+        DELAYED_FETCH_BEYOND_LSO,
         ADVERSARIAL_PRODUCER,
         EPOCH_EXHAUSTION,
     )
@@ -433,12 +463,25 @@ SCENARIOS: dict[str, Scenario] = {
 """Every scenario, cheapest first (the order the gate runs them)."""
 
 
+NEEDS_DELAYED_FETCH = frozenset({DELAYED_FETCH_BEYOND_LSO.name})
+"""Scenarios about parked fetches: run only when consumer fetches wait (``fetch_max_wait_ms`` > 0)."""
+
+
 def applies(cfg: TxnConfig) -> bool:
     """Whether ``cfg`` has the cluster shape the scenarios are written for: the defaults, except
-    the transaction version and verification, which every scenario runs under."""
-    return cfg == TxnConfig(transaction_version=cfg.transaction_version, verification=cfg.verification)
+    the transaction version, verification and the consumers' fetch wait, which every scenario
+    runs under."""
+    return cfg == TxnConfig(
+        transaction_version=cfg.transaction_version,
+        verification=cfg.verification,
+        fetch_max_wait_ms=cfg.fetch_max_wait_ms,
+        fetch_min_bytes=cfg.fetch_min_bytes,
+    )
 
 
 def zoo(cfg: TxnConfig) -> list[Scenario]:
-    """Every scenario, cheapest first, if ``applies(cfg)``; none otherwise."""
-    return list(SCENARIOS.values()) if applies(cfg) else []
+    """Every scenario, cheapest first, if ``applies(cfg)`` (those about parked fetches only when
+    fetches wait); none otherwise."""
+    if not applies(cfg):
+        return []
+    return [s for s in SCENARIOS.values() if cfg.delayed_fetch or s.name not in NEEDS_DELAYED_FETCH]

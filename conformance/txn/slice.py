@@ -14,10 +14,21 @@ from kconform.model.txn_config import TxnConfig
 def describe(cfg: TxnConfig) -> str:
     """The gate's one-line description of an exactly-once configuration."""
     verification = "on" if cfg.verification else "off"
-    return (
+    out = (
         f"slice=txn transaction.version={cfg.transaction_version} verification={verification} "
         f"brokers={cfg.brokers} partitions={cfg.data_partitions}"
     )
+    if cfg.delayed_fetch:
+        out += f" fetch.max.wait.ms={cfg.fetch_max_wait_ms} fetch.min.bytes={cfg.fetch_min_bytes}"
+    return out
+
+
+GATE_CONFIGS = (
+    ("txn-tv0", TxnConfig(transaction_version=0)),
+    ("txn-tv2", TxnConfig(transaction_version=2, fetch_max_wait_ms=500)),
+)
+"""What ``--slice all`` runs: TV0 with consumers answered at once, TV2 with consumers that wait
+(fetch.max.wait.ms 500, fetch.min.bytes 1: Kafka's consumer defaults; model.txn_delayed_fetch)."""
 
 
 SLICE: Slice[TxnConfig] = slice_of(
@@ -26,7 +37,7 @@ SLICE: Slice[TxnConfig] = slice_of(
     title="exactly-once (idempotent producer, transactions, read_committed, transactional offsets)",
     config_type=TxnConfig,
     parse_config=TxnConfig.from_json,
-    gate_configs=lambda: tuple((f"txn-tv{tv}", TxnConfig(transaction_version=tv)) for tv in (0, 2)),
+    gate_configs=lambda: GATE_CONFIGS,
     describe=describe,
     make_judge=TxnJudge,
     make_reference=TxnCluster,

@@ -37,6 +37,8 @@ from kconform.traces.events import (
     ProducerExpired,
     Record,
     TxnConsumerFetchHandled,
+    TxnFetchCompleted,
+    TxnFetchWaitHandled,
     TxnOffsetCommitHandled,
     TxnProduceHandled,
     VerifyApplied,
@@ -46,6 +48,7 @@ from kconform.traces.events import (
 from ..messages import Handlers, Message, handles
 from . import mutants as m
 from .coordinator import TxnCoordinator
+from .delayed_fetch import FetchPurgatory, ParkedFetch
 from .log import TxnPartitionLog
 from .messages import (
     AddOffsetsRequest,
@@ -105,6 +108,7 @@ class TxnBroker(Handlers):
         }
         self.coordinators: dict[str, TxnCoordinator] = {}
         self._verifying: dict[int, _Verifying] = {}
+        self.purgatory = FetchPurgatory()
 
     def start_timers(self) -> None:
         def check() -> None:
@@ -309,6 +313,9 @@ class TxnBroker(Handlers):
 
     @handles(TxnFetchRequest)
     def _on_fetch(self, msg: Message, req: TxnFetchRequest) -> None:
+        """A consumer Fetch: read up to the HW or the LSO (kafka-facts §4); with fetch.max.wait.ms
+        (``max_wait_ms`` > 0) a fetch finding fewer than minBytes below its bound, and no error,
+        waits in the purgatory (ReplicaManager.fetchMessages: TxnFetchWaitHandled, parked)."""
         log = self.logs.get(req.partition)
         error: int
         if log is None:
@@ -318,6 +325,9 @@ class TxnBroker(Handlers):
         else:
             error, records, aborted = log.fetch(req.fetch_offset, req.read_committed)
             hw, lso = log.hw, log.lso()
+        if req.max_wait_ms > 0:
+            self._fetch_wait(msg, req, error, records, hw, lso, aborted)
+            return
         self.world.events.emit(
             TxnConsumerFetchHandled(
                 self.broker_id,
@@ -334,6 +344,109 @@ class TxnBroker(Handlers):
         )
         self.world.network.send(self.broker_id, msg.src, TxnFetchResponse(msg.msg_id, error, records, aborted))
 
+    def _fetch_wait(
+        self,
+        msg: Message,
+        req: TxnFetchRequest,
+        error: int,
+        records: tuple[Record, ...],
+        hw: int,
+        lso: int,
+        aborted: tuple[AbortedTxn, ...],
+    ) -> None:
+        parked = error == NONE and len(records) < req.min_bytes
+        node = self.broker_id
+        if parked:
+            records, aborted = (), ()
+        self.world.events.emit(
+            TxnFetchWaitHandled(
+                node,
+                msg.msg_id,
+                req.partition,
+                req.fetch_offset,
+                req.read_committed,
+                req.min_bytes,
+                req.max_wait_ms,
+                parked,
+                error,
+                records,
+                hw,
+                lso,
+                aborted,
+            )
+        )
+        if not parked:
+            self.world.network.send(node, msg.src, TxnFetchResponse(msg.msg_id, error, records, aborted))
+            return
+        start = min(req.fetch_offset, self._bound(req.partition, self._committed(req.read_committed)))
+        op = self.purgatory.park(
+            lambda op_id: ParkedFetch(
+                op_id,
+                msg.msg_id,
+                msg.src,
+                req.partition,
+                req.fetch_offset,
+                start,
+                req.read_committed,
+                req.min_bytes,
+                self.world.scheduler.now_ms + req.max_wait_ms,
+            )
+        )
+        op_id = op.op_id
+        op.timer = self.world.scheduler.schedule(
+            req.max_wait_ms, node, "fetch-timeout", lambda: self._on_fetch_timeout(op_id)
+        )
+
+    def _committed(self, read_committed: bool) -> bool:
+        """The isolation level a parked fetch keeps: its request's (KAFKA-5355's broker lost it:
+        every delayed fetch counted and read up to the HW)."""
+        return read_committed and not self.world.mutant(m.DELAYED_FETCH_DROPS_ISOLATION)
+
+    def _bound(self, partition: str, read_committed: bool) -> int:
+        """FetchIsolation's bound: the LSO (TXN_COMMITTED) or the HW (HIGH_WATERMARK)."""
+        log = self.logs[partition]
+        return log.lso() if read_committed else log.hw
+
+    def _fetch_ready(self, op: ParkedFetch) -> bool:
+        """DelayedFetch.tryComplete at the fetch's isolation level: the fetch offset past the bound,
+        or at least minBytes records between the start offset and the bound."""
+        end = self._bound(op.partition, self._committed(op.read_committed))
+        return op.start_offset > end or end - op.start_offset >= op.min_bytes
+
+    def _complete_delayed_fetches(self, partition: str) -> None:
+        """checkAndComplete on ``partition``: every parked fetch that is ready now answers."""
+        if len(self.purgatory):
+            for op in self.purgatory.take_ready(partition, self._fetch_ready):
+                self._finish_fetch(op)
+
+    def _on_fetch_timeout(self, op_id: int) -> None:
+        """DelayedFetch expiry: answered with what is there at the deadline."""
+        op = self.purgatory.expire(op_id)
+        if op is not None:
+            self._finish_fetch(op)
+
+    def _finish_fetch(self, op: ParkedFetch) -> None:
+        """DelayedFetch.onComplete: read again now at the fetch's isolation level and answer (the
+        event reports the request's own isolation level)."""
+        self.world.scheduler.cancel(op.timer)
+        log = self.logs[op.partition]
+        error, records, aborted = log.fetch(op.fetch_offset, self._committed(op.read_committed))
+        self.world.events.emit(
+            TxnFetchCompleted(
+                self.broker_id,
+                op.req,
+                op.partition,
+                op.fetch_offset,
+                op.read_committed,
+                error,
+                records,
+                log.hw,
+                log.lso(),
+                aborted,
+            )
+        )
+        self.world.network.send(self.broker_id, op.client, TxnFetchResponse(op.req, error, records, aborted))
+
     def advance_hw(self, partition: str, offset: int) -> None:
         """Move the HW of a partition this broker leads to ``offset`` (-1: the LEO), clamped to
         [HW, LEO]; HwAdvanced when it moved."""
@@ -342,6 +455,7 @@ class TxnBroker(Handlers):
         if hw != log.hw:
             log.advance_hw(hw)
             self.world.events.emit(HwAdvanced(self.broker_id, partition, hw))
+            self._complete_delayed_fetches(partition)  # LeaderHwChange.INCREASED: the LSO may move too
 
     def _expire_producers(self) -> None:
         for name, log in sorted(self.logs.items()):

@@ -443,7 +443,10 @@ class TxnConsumer:
         self._fetches: dict[int, TxnFetchRequest] = {}
 
     def fetch(self, partition: str, read_committed: bool) -> None:
-        request = TxnFetchRequest(partition, self.positions.get(partition, 0), read_committed)
+        cfg = self.world.config
+        request = TxnFetchRequest(
+            partition, self.positions.get(partition, 0), read_committed, cfg.fetch_min_bytes, cfg.fetch_max_wait_ms
+        )
         req = self.world.network.send(self.node, self.world.metadata.leaders[partition], request)
         self._fetches[req] = request
 

@@ -168,11 +168,14 @@ class GroupResponse(Payload):
 
 @dataclass(frozen=True)
 class TxnFetchRequest(Payload):
-    """Consumer → partition leader: Fetch from ``fetch_offset`` at an isolation level."""
+    """Consumer → partition leader: Fetch from ``fetch_offset`` at an isolation level, with
+    fetch.min.bytes (records) and fetch.max.wait.ms (0: answered at once, TxnConsumerFetchHandled)."""
 
     partition: str
     fetch_offset: int
     read_committed: bool
+    min_bytes: int = 1
+    max_wait_ms: int = 0
 
 
 @dataclass(frozen=True)

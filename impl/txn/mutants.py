@@ -101,6 +101,18 @@ EPOCH_OVERFLOW = _TABLE.add(
     "kafka-facts §1.3). Symptom: the producer holds the fencing epoch; it can no longer be fenced.",
 )
 
+DELAYED_FETCH_DROPS_ISOLATION = _TABLE.add(
+    "delayed-fetch-drops-isolation",
+    "A parked read_committed Fetch loses its isolation level in the purgatory: DelayedFetch counts "
+    "and reads up to the high watermark instead of the last stable offset, as in KAFKA-5355 "
+    "(0.11.0, Blocker: the broker returned messages beyond the LSO to read_committed consumers "
+    "because the isolation level was not propagated to the delayed fetch). Symptom: a delayed "
+    "fetch completes with records of an open transaction and no aborted list (its answer differs "
+    "from the model's TXN_COMMITTED read; DelayedFetchIsolation, NoUncommittedRead). Needs waiting "
+    "consumer fetches (fetch_max_wait_ms > 0).",
+    config={"fetch_max_wait_ms": 500},
+)
+
 MUTANTS: dict[str, str] = _TABLE.descriptions
 """Name → description, in the order the gate's self-check runs them."""
 
