@@ -304,30 +304,30 @@ def no_uncommitted_offset_read(s: TxnState, cfg: TxnConfig) -> Iterator[Violatio
 
 
 @_register(
-    "PurgatoryDeadlines",
+    "DelayedFetchDeadlines",
     "DelayedOperation (timing-wheel expiry); DelayedFetch; ReplicaManager.fetchMessages",
     lambda s: (s.parked, s.now_ms),
 )
 def purgatory_deadlines(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
-    """No parked consumer fetch outlives its fetch.max.wait.ms (the replication slice's rule of the same name)."""
+    """No parked consumer fetch outlives its fetch.max.wait.ms (the replication slice's PurgatoryDeadlines)."""
     for df in s.parked:
         if s.now_ms > df.deadline_ms:
             where = f"broker {df.node}"
             yield Violation(
-                "PurgatoryDeadlines", delayed.past_deadline_message(where, D.describe(df), s.now_ms, df.deadline_ms)
+                "DelayedFetchDeadlines", delayed.past_deadline_message(where, D.describe(df), s.now_ms, df.deadline_ms)
             )
 
 
 @_register(
-    "DelayedTriggersHonoured",
+    "DelayedFetchTriggersHonoured",
     "DelayedOperationPurgatory.checkAndComplete; Partition.tryCompleteDelayedRequests (LeaderHwChange.INCREASED)",
     lambda s: (s.ghost.overdue,),
 )
 def delayed_triggers_honoured(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """Every completion trigger is honoured: a parked fetch that an HW (and LSO) advance or its deadline
-    made completable is completed before time moves on."""
+    made completable is completed before time moves on (the replication slice's DelayedTriggersHonoured)."""
     for message in s.ghost.overdue:
-        yield Violation("DelayedTriggersHonoured", message)
+        yield Violation("DelayedFetchTriggersHonoured", message)
 
 
 @_register(

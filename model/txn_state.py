@@ -141,7 +141,7 @@ class TxnGhost:
     """What was still open when the world quiesced (Quiesced with quiet=True): a liveness failure."""
     overdue: tuple[str, ...] = ()
     """Parked fetches a trigger made completable that were still parked when time moved on
-    (read by DelayedTriggersHonoured; model.delayed)."""
+    (read by DelayedFetchTriggersHonoured; model.delayed)."""
     delayed_reads: frozenset[D.DelayedRead] = frozenset()
     """What each completed delayed fetch returned and its isolation bound then (DelayedFetchIsolation)."""
 

@@ -14,7 +14,9 @@ from kconform.conformance.txn.coverage import reachable_keys
 from kconform.conformance.txn.lockstep import TxnJudge
 from kconform.impl.txn import mutants as m
 from kconform.model import txn_delayed_fetch as D
+from kconform.model import txn_invariants as I
 from kconform.model import txn_partition as T
+from kconform.model import txn_state as S
 from kconform.model.config import ConfigError
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import events as ev
@@ -113,7 +115,7 @@ def test_the_judge_refuses_records_above_the_lso_at_completion() -> None:
     assert "records" in finding.message
 
 
-def test_delayed_triggers_honoured_fires_when_the_lso_moved_and_time_went_on() -> None:
+def test_delayed_fetch_triggers_honoured_fires_when_the_lso_moved_and_time_went_on() -> None:
     """The commit's marker below the HW made the parked fetch completable: an implementation that
     answers it only at its deadline breaks the trigger (the first ClockAdvanced after it)."""
     es = _parked_then([ops.CommitTxn(0), ops.Settle(1000), ops.AdvanceHw("t-0", -1), ops.Advance(100)])
@@ -123,17 +125,17 @@ def test_delayed_triggers_honoured_fires_when_the_lso_moved_and_time_went_on() -
     assert es.index(tick) > es.index(done)
     late = [e for e in es if e is not done]
     findings = _judge([*late[: late.index(tick) + 1], done])
-    assert {(f.verdict, f.name) for f in findings} == {(INVARIANT_VIOLATION, "DelayedTriggersHonoured")}
+    assert {(f.verdict, f.name) for f in findings} == {(INVARIANT_VIOLATION, "DelayedFetchTriggersHonoured")}
 
 
-def test_purgatory_deadlines_fires_when_a_parked_fetch_outlives_its_wait() -> None:
+def test_delayed_fetch_deadlines_fires_when_a_parked_fetch_outlives_its_wait() -> None:
     es = _parked_then([ops.Advance(600)])
     done = of(es, ev.TxnFetchCompleted)[0]
     assert done.records == ()
     now = of(es, ev.ClockAdvanced)[-1].now_ms
     later = [e for e in es if e is not done] + [ev.ClockAdvanced(ev.CONTROLLER, now + 1)]
     names = {f.name for f in _judge(later)}
-    assert {"PurgatoryDeadlines", "DelayedTriggersHonoured"} <= names
+    assert {"DelayedFetchDeadlines", "DelayedFetchTriggersHonoured"} <= names
 
 
 @pytest.mark.parametrize("read_committed", [True, False])
@@ -174,3 +176,16 @@ def test_the_fetch_keys_are_written_only_when_set_and_validated() -> None:
         TxnConfig(fetch_min_bytes=0)
     with pytest.raises(ConfigError, match="fetch_max_wait_ms"):
         TxnConfig(fetch_max_wait_ms=-1)
+
+
+def test_the_delayed_fetch_invariants_are_silent_at_their_bounds() -> None:
+    """Near misses: a parked fetch exactly at its deadline, a completion ending exactly at its bound."""
+    s = S.initial_state(TxnConfig())
+    at_deadline = replace(s, now_ms=500, parked=(D.TxnDelayedFetch(9, 0, "t-0", 0, 0, True, 1, 500),))
+    assert I.check_state(at_deadline, TxnConfig(), frozenset({"DelayedFetchDeadlines"})) == []
+    past = replace(at_deadline, now_ms=501)
+    assert [v.invariant for v in I.check_state(past, TxnConfig(), frozenset({"DelayedFetchDeadlines"}))] == [
+        "DelayedFetchDeadlines"
+    ]
+    at_bound = replace(s, ghost=replace(s.ghost, delayed_reads=frozenset({D.DelayedRead(9, "t-0", True, 4, 4)})))
+    assert I.check_state(at_bound, TxnConfig(), frozenset({"DelayedFetchIsolation"})) == []

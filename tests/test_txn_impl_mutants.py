@@ -251,6 +251,22 @@ def test_epoch_overflow_hands_out_the_fencing_epoch() -> None:
     assert (bumped.pid, bumped.epoch) == (1000, 32767)
 
 
+def _parked_read_committed(mutants: frozenset[str]) -> list[ev.Event]:
+    """A read_committed fetch waits at the LSO (0: an open transaction); the HW passes 2 more records."""
+    steps = [*INIT, ops.BeginTxn(0), ops.Send(0, "t-0", 1), ops.Settle(100), ops.AdvanceHw("t-0", -1)]
+    steps += [ops.ConsumeTxn(0, "t-0", True), ops.Settle(10), ops.Send(0, "t-0", 2), ops.Settle(100)]
+    steps += [ops.AdvanceHw("t-0", -1), ops.Settle(10)]
+    return run(steps, TxnConfig(fetch_max_wait_ms=500), mutants)[1]
+
+
+def test_kafka_5355_delayed_fetch_returns_records_beyond_the_lso() -> None:
+    correct, mutated = _both(_parked_read_committed, m.DELAYED_FETCH_DROPS_ISOLATION)
+    assert of(correct, ev.TxnFetchCompleted) == [] and of(correct, ev.ConsumerPolled) == []
+    (done,) = of(mutated, ev.TxnFetchCompleted)
+    assert (done.read_committed, done.lso, [r.offset for r in done.records]) == (True, 0, [0, 1, 2])
+    assert [e.rids for e in of(mutated, ev.ConsumerPolled)] == [(1, 2, 3)]
+
+
 def _is_produce(payload: object) -> bool:
     return isinstance(payload, TxnProduceRequest)
 
@@ -268,4 +284,5 @@ SCENARIOS: dict[str, Callable[[frozenset[str]], list[ev.Event]]] = {
     m.TXN_OFFSETS_VISIBLE_EARLY: _offsets_before_commit,
     m.FAILOVER_FORGETS_PREPARE: _failover_after_prepare,
     m.EPOCH_OVERFLOW: _exhausted_epoch,
+    m.DELAYED_FETCH_DROPS_ISOLATION: _parked_read_committed,
 }

@@ -83,8 +83,10 @@ BAD_STATES: dict[str, Callable[[TxnState], TxnState]] = {
     "NoUncommittedOffsetRead": lambda s: _ghost(
         s, offset_reads=s.ghost.offset_reads | {S.OffsetRead("__consumer_offsets-12", "my-group", "t-0", 5, 0)}
     ),
-    "PurgatoryDeadlines": lambda s: replace(s, parked=(D.TxnDelayedFetch(9, 0, "t-0", 5, 5, True, 1, s.now_ms - 1),)),
-    "DelayedTriggersHonoured": lambda s: _ghost(s, overdue=("broker 0: delayed fetch 9 was completable",)),
+    "DelayedFetchDeadlines": lambda s: replace(
+        s, parked=(D.TxnDelayedFetch(9, 0, "t-0", 5, 5, True, 1, s.now_ms - 1),)
+    ),
+    "DelayedFetchTriggersHonoured": lambda s: _ghost(s, overdue=("broker 0: delayed fetch 9 was completable",)),
     "DelayedFetchIsolation": lambda s: _ghost(s, delayed_reads=frozenset({D.DelayedRead(9, "t-0", True, 3, 2)})),
 }
 

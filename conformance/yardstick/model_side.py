@@ -54,6 +54,7 @@ from kconform.model import epochs
 from kconform.model import producer_errors as PE
 from kconform.model import producer_state as P
 from kconform.model import replication as R
+from kconform.model import txn_delayed_fetch as D
 from kconform.model import txn_graph as G
 from kconform.model import txn_partition as T
 from kconform.model.config import Protocol, ReplicationConfig
@@ -271,6 +272,26 @@ class PartitionDriver:
         self.p = T.Partition(given.get("name", "t-0"), 0)
         self.rid = 0
         self.seqs = Sequences()
+        self.now_ms = 0
+        self.parked: list[D.TxnDelayedFetch] = []
+        self.completed: list[T.FetchAnswer] = []
+
+    def _complete(self, ready: bool) -> Mapping[str, Any]:
+        """ReplicaManager's checkAndComplete (``ready``) or the timer's expiry: the parked fetches
+        that complete now answer (model.txn_delayed_fetch)."""
+        done = [df for df in self.parked if (D.ready(self.p, df) if ready else df.deadline_ms <= self.now_ms)]
+        self.parked = [df for df in self.parked if df not in done]
+        self.completed += [D.read(self.p, df)[0] for df in done]
+        return {"completed": len(done)}
+
+    @staticmethod
+    def _answer(ans: T.FetchAnswer) -> dict[str, Any]:
+        return {
+            "error": ans.error,
+            "offsets": tuple(r.offset for r in ans.records),
+            "aborted": tuple((t.pid, t.first_offset) for t in ans.aborted),
+            "fetch_lso": ans.lso,
+        }
 
     def call(self, handler: str, args: Mapping[str, Any]) -> Mapping[str, Any]:
         if handler == "produce":
@@ -302,19 +323,34 @@ class PartitionDriver:
                 self.p = T.advance_hw(self.p, hw)
             except ValueError as e:
                 raise Refused(str(e)) from None
-            return {}
+            return self._complete(ready=True)  # Partition.tryCompleteDelayedRequests
+        if handler == "fetch_wait":
+            a = _args(
+                handler,
+                args,
+                {"offset": _REQUIRED, "read_committed": _REQUIRED, "min_bytes": _REQUIRED, "max_wait_ms": _REQUIRED},
+            )
+            ans = T.consumer_fetch(self.p, 0, a["offset"], a["read_committed"])
+            if D.answers_at_once(ans, a["min_bytes"], a["max_wait_ms"]):
+                return {"parked": False, **self._answer(ans)}
+            deadline = self.now_ms + a["max_wait_ms"]
+            self.parked.append(D.park(self.p, 0, 0, a["offset"], a["read_committed"], a["min_bytes"], deadline))
+            return {"parked": True}
+        if handler == "advance_clock":
+            a = _args(handler, args, {"ms": _REQUIRED})
+            self.now_ms += a["ms"]
+            return self._complete(ready=False)
+        if handler == "completed":
+            if not self.completed:
+                raise Refused("no delayed fetch has completed")
+            return self._answer(self.completed[-1])
         if handler in ("fetch", "poll"):
             a = _args(handler, args, {"offset": _REQUIRED, "read_committed": _REQUIRED})
             ans = T.consumer_fetch(self.p, 0, a["offset"], a["read_committed"])
             if handler == "poll":
                 polled = T.poll(ans, a["offset"], a["read_committed"])
                 return {"consumed": tuple(r.offset for r in polled.records), "next_offset": polled.next_offset}
-            return {
-                "error": ans.error,
-                "offsets": tuple(r.offset for r in ans.records),
-                "aborted": tuple((t.pid, t.first_offset) for t in ans.aborted),
-                "fetch_lso": ans.lso,
-            }
+            return self._answer(ans)
         if handler == "expire":
             a = _args(handler, args, {"pid": _REQUIRED, "now": _REQUIRED, "expiration_ms": _REQUIRED})
             after = T.expire_producer(self.p, a["pid"], a["now"], a["expiration_ms"])

@@ -113,6 +113,11 @@ class RefPartition:
                 raise Refused(f"HW {self.log.hw} -> {hw} with LEO {self.log.leo}")
             self.log.advance_hw(hw)
             return {}
+        if handler in ("fetch_wait", "advance_clock", "completed"):
+            raise Unsupported(
+                "the delayed fetch is the reference broker's purgatory (impl/txn/broker.py), not its log's: the "
+                "gate drives it (zoo scenario delayed-fetch-beyond-lso, tests/test_txn_delayed_fetch.py)"
+            )
         if handler in ("fetch", "poll"):
             if handler == "poll":
                 raise Unsupported("the consumer's filter runs in the reference's consumer client, not in the log")

@@ -124,7 +124,46 @@ SCENARIOS: tuple[Scenario, ...] = (
         "commit marker at offset 3 keeps the LSO at 0 until the HW passes it (ProducerStateManager's "
         "unreplicated transactions); the test's 4 batches are the 3 records and the marker",
     ),
-    OUT("testDelayedFetchIncludesAbortedTransactions", PURGATORY),
+    Scenario(
+        K,
+        "testReadCommittedFetchLimitedAtLSO",
+        TRUNK,
+        PARTITION,
+        steps=(
+            call("produce", pid=234, epoch=5, txn=True).then(error=NONE),
+            call("produce", pid=234, epoch=5, txn=True).then(error=NONE),
+            call("produce", pid=234, epoch=5, txn=True).then(error=NONE),
+            call("advance_hw", hw=3).step(),
+            call("fetch_wait", offset=0, read_committed=True, min_bytes=1000, max_wait_ms=1000).then(parked=True),
+            call("advance_clock", ms=1001).then(completed=1),
+            call("completed").then(error=NONE, offsets=(), fetch_lso=0, aborted=()),
+        ),
+        part="delayed fetch",
+        resolution="the delayed fetch (minBytes 1000, maxWait 1000) parks at the LSO stuck at 0 and the timer's "
+        "1001 ms expire it with nothing: model.txn_delayed_fetch (issue 15 §2); the reference's delayed fetch is "
+        "its broker's, driven by the gate",
+    ),
+    Scenario(
+        K,
+        "testDelayedFetchIncludesAbortedTransactions",
+        TRUNK,
+        PARTITION,
+        steps=(
+            call("produce", pid=234, epoch=5, txn=True).then(error=NONE),
+            call("produce", pid=234, epoch=5, txn=True).then(error=NONE),
+            call("produce", pid=234, epoch=5, txn=True).then(error=NONE),
+            call("marker", pid=234, epoch=5, commit=False).then(error=NONE, offset=3),
+            call("advance_hw", hw=4).step(),
+            call("fetch_wait", offset=0, read_committed=True, min_bytes=10000, max_wait_ms=1000).then(parked=True),
+            call("advance_clock", ms=1001).then(completed=1),
+            call("completed").then(error=NONE, offsets=(0, 1, 2, 3), fetch_lso=4, aborted=((234, 0),)),
+        ),
+        resolution="KAFKA-5376's test: the read_committed fetch parks (minBytes 10000 over 4 records), the timer "
+        "expires it after 1001 ms and the answer read at completion still carries the aborted transaction "
+        "(DelayedFetch.onComplete reads at the request's isolation level; model.txn_delayed_fetch). The "
+        "maxWait is the test helper's default (1000 ms); the reference's delayed fetch is its broker's, "
+        "driven by the gate",
+    ),
     R(
         "testFetchBeyondHighWatermark",
         {"leader": 0, "leader_epoch": 0, "logs": {0: [0, 0]}, "isr": (0, 1, 2)},

@@ -23,14 +23,15 @@ RECORDS_VIEW: dict[str, str] = {
         SELECT trace, pos, node, kind, req, error, partition_, read_committed, hw, lso, x.offset AS r_offset,
           x.pid AS r_pid, x.rid AS r_rid, x.control AS r_control
         FROM ev LATERAL VIEW explode(records) t AS x
-        WHERE kind = 'txn_consumer_fetch_handled'""",
+        WHERE kind IN ('txn_consumer_fetch_handled', 'txn_fetch_wait_handled', 'txn_fetch_completed')""",
     "duckdb": """
         SELECT trace, pos, node, kind, req, error, partition_, read_committed, hw, lso, x."offset" AS r_offset,
           x.pid AS r_pid, x.rid AS r_rid, x.control AS r_control
         FROM (SELECT trace, pos, node, kind, req, error, partition_, read_committed, hw, lso, unnest(records) AS x
-              FROM ev WHERE kind = 'txn_consumer_fetch_handled')""",
+              FROM ev WHERE kind IN ('txn_consumer_fetch_handled', 'txn_fetch_wait_handled', 'txn_fetch_completed'))""",
 }
-"""Exactly-once slice: one row per record of a consumer Fetch answer on a data partition."""
+"""Exactly-once slice: one row per record of a consumer Fetch answer on a data partition: answered at
+once, or by a delayed fetch's completion (txn_fetch_completed: the read at completion time)."""
 
 
 # --------------------------------------------------------------------------------------------

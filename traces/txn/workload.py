@@ -319,6 +319,11 @@ UNPLANTABLE: dict[str, str] = {
         "needs the producer epoch at 32,766: 32,766 InitProducerId round trips (or, under TV2, as many "
         "EndTxn) on one transactional id; a trace of default size has at most 15 instances and ~100 EndTxn"
     ),
+    "delayed-fetch-drops-isolation": (
+        "needs consumers whose fetches wait (fetch_max_wait_ms > 0, the mutant's MUTANT_CONFIG); a corpus's "
+        "configuration is the generator's, whose consumers are answered at once (the seeded corpora stay as "
+        "recorded), so no fetch is ever parked there"
+    ),
 }
 """The txn mutants a random trace of default size does not reliably show, and why (measured rates in
 docs/traces.md). They stay the gate's: its zoo (conformance.txn.scenarios) has a scenario for each."""
