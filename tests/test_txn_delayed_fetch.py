@@ -189,3 +189,14 @@ def test_the_delayed_fetch_invariants_are_silent_at_their_bounds() -> None:
     ]
     at_bound = replace(s, ghost=replace(s.ghost, delayed_reads=frozenset({D.DelayedRead(9, "t-0", True, 4, 4)})))
     assert I.check_state(at_bound, TxnConfig(), frozenset({"DelayedFetchIsolation"})) == []
+
+
+def test_a_parked_fetch_at_a_broker_that_no_longer_leads_completes_with_the_error() -> None:
+    """DelayedFetch.tryComplete's case A, a model rule (the slice's data leaders never move, so its
+    runs cannot reach it): the fetch is ready at once and answers NOT_LEADER_OR_FOLLOWER."""
+    s = S.initial_state(TxnConfig())
+    df = D.TxnDelayedFetch(9, 1, "t-0", 0, 0, True, 5, 500)  # t-0 is led by broker 0
+    assert D.ready(s.partition("t-0"), df)
+    assert not D.ready(s.partition("t-0"), replace(df, node=0))
+    after, answer = S.complete_delayed_fetch(replace(s, parked=(df,)), TxnConfig(), 1, 9)
+    assert (answer.error, answer.records, after.parked) == (ev.NOT_LEADER_OR_FOLLOWER, (), ())

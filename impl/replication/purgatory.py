@@ -1,11 +1,12 @@
 """The purgatory of one broker: delayed produces (acks=-1 waiting for the HW) and delayed fetches
 (waiting for minBytes), one structure as Kafka's DelayedOperationPurgatory (kafka-facts §6).
 
-Guarantees: each parked operation completes exactly once (forceComplete semantics): ``take_*``
-removes what it returns, ``expire`` returns None for an operation already gone. Completion order
-is creation order. A duplicated request is parked twice (each copy is answered). What completes
-an operation is decided by the broker (impl.replication.broker), which re-checks the purgatory on
-the triggers Kafka uses.
+Guarantees (impl.purgatory's, shared with the exactly-once slice's delayed fetches): each parked
+operation completes exactly once (forceComplete semantics): ``take_*`` removes what it returns,
+``expire`` returns None for an operation already gone. Completion order is creation order. A
+duplicated request is parked twice (each copy is answered). What completes an operation is
+decided by the broker (impl.replication.broker), which re-checks the purgatory on the triggers
+Kafka uses.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kconform.traces.events import NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND
+
+from ..purgatory import Purgatory as SharedPurgatory
 
 
 @dataclass
@@ -52,59 +55,30 @@ class DelayedFetch:
 Delayed = DelayedProduce | DelayedFetch
 
 
-class Purgatory:
-    """Parked operations of one broker, in creation order."""
-
-    def __init__(self) -> None:
-        self._pending: list[Delayed] = []
-        self._next_op_id = 0
-
-    def __len__(self) -> int:
-        return len(self._pending)
-
-    def _new_id(self) -> int:
-        self._next_op_id += 1
-        return self._next_op_id - 1
+class Purgatory(SharedPurgatory[Delayed]):
+    """Parked operations of one broker, in creation order (impl.purgatory), with the replication
+    slice's two kinds."""
 
     def watch(self, req: int, offset: int, deadline_ms: int, client: int) -> DelayedProduce:
         """Start watching a produce whose record was appended at ``offset``."""
-        op = DelayedProduce(self._new_id(), req, offset, deadline_ms, client)
-        self._pending.append(op)
+        op = self.park(lambda op_id: DelayedProduce(op_id, req, offset, deadline_ms, client))
+        assert isinstance(op, DelayedProduce)
         return op
 
     def watch_fetch(self, make: Callable[[int], DelayedFetch]) -> DelayedFetch:
         """Park the fetch ``make(op_id)`` builds."""
-        op = make(self._new_id())
-        self._pending.append(op)
+        op = self.park(make)
+        assert isinstance(op, DelayedFetch)
         return op
-
-    def keep(self, op: Delayed) -> None:
-        """Park ``op`` again, unchanged (its timer still runs): only the survives-leader-change mutant."""
-        self._pending.append(op)
 
     def complete_ready(self, hw: int, maximal_isr_size: int, min_isr: int) -> list[tuple[DelayedProduce, int]]:
         """checkEnoughReplicasReachOffset: every produce whose record is below the HW completes, NONE
         or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the maximal ISR is smaller than the min ISR."""
         error = NONE if maximal_isr_size >= min_isr else NOT_ENOUGH_REPLICAS_AFTER_APPEND
-        done = [op for op in self._pending if isinstance(op, DelayedProduce) and hw > op.offset]
-        self._pending = [op for op in self._pending if op not in done]
-        return [(op, error) for op in done]
+        done = self.take(lambda op: isinstance(op, DelayedProduce) and hw > op.offset)
+        return [(op, error) for op in done if isinstance(op, DelayedProduce)]
 
     def take_fetches(self, ready: Callable[[DelayedFetch], bool]) -> list[DelayedFetch]:
         """Remove and return every parked fetch ``ready`` accepts (DelayedFetch.tryComplete)."""
-        done = [op for op in self._pending if isinstance(op, DelayedFetch) and ready(op)]
-        self._pending = [op for op in self._pending if op not in done]
-        return done
-
-    def expire(self, op_id: int) -> Delayed | None:
-        """The op whose deadline passed, removed; None if it already completed."""
-        for op in self._pending:
-            if op.op_id == op_id:
-                self._pending.remove(op)
-                return op
-        return None
-
-    def take_all(self) -> list[Delayed]:
-        """Remove every pending op (leadership lost or broker crashed), in creation order."""
-        ops, self._pending = self._pending, []
-        return ops
+        done = self.take(lambda op: isinstance(op, DelayedFetch) and ready(op))
+        return [op for op in done if isinstance(op, DelayedFetch)]
