@@ -29,6 +29,7 @@ from kconform.conformance import registry
 from kconform.model.actions import SearchBounds
 from kconform.model.config import ConfigError
 from kconform.model.configs import AnyConfig, slice_of
+from kconform.model.settings import kafka_names
 from kconform.traces.counterexample import MODEL_IMPLEMENTATION, TraceFileError, read_counterexample
 from kconform.traces.inputs import jsontext
 from kconform.traces.inputs.config import parse_config
@@ -38,19 +39,10 @@ from kconform.traces.operations import ModelAction
 PROG = "kconform"
 DISTRIBUTION = "kafka-conformance"
 
-_KAFKA_CONFIG_NAMES: dict[str, str] = {
-    "replication.factor": "replicas",
-    "unclean.leader.election.enable": "unclean_leader_election",
-    "log.flush.interval.ms": "flush_interval_ms",
-    "replica.high.watermark.checkpoint.interval.ms": "hw_checkpoint_interval_ms",
-    "transaction.partition.verification.enable": "verification",
-    "transaction.abort.timed.out.transaction.cleanup.interval.ms": "abort_timed_out_interval_ms",
-    "transaction.state.log.num.partitions": "state_log_partitions",
-    "offsets.topic.num.partitions": "offsets_topic_partitions",
-    "transactional.id": "transactional_ids",
-}
-"""Kafka property names --set accepts besides the config's own field names (``min.insync.replicas``
-and the other dotted names map mechanically: dots and dashes become underscores)."""
+_KAFKA_CONFIG_NAMES: dict[str, str] = kafka_names()
+"""Kafka property names --set accepts besides the config's own field names, from the settings
+table (``min.insync.replicas`` and the other dotted names map mechanically: dots and dashes become
+underscores)."""
 
 _Options = TypeVar("_Options")
 

@@ -3,7 +3,8 @@
 The model's config classes check what the model needs (1..7 replicas, min.insync.replicas within
 them, positive intervals); this boundary adds what Kafka's own ConfigDef types bound: an ``INT``
 property is an int32, a ``LONG`` an int64 (core/src/main/scala/kafka/server/KafkaConfig.scala and
-the ``*Configs`` classes; producer ``transaction.timeout.ms`` is an INT, ProducerConfig), and the
+the ``*Configs`` classes; producer ``transaction.timeout.ms`` is an INT, ProducerConfig: each
+setting's type is its row in model.settings.SETTINGS), and the
 suite's bounds on names (at most 16 transactional ids or groups of at most 256 characters).
 """
 
@@ -13,27 +14,16 @@ from typing import Any
 
 from kconform.model.config import ConfigError
 from kconform.model.configs import AnyConfig, config_from_json
+from kconform.model.settings import SETTINGS
 from kconform.traces.inputs.limits import INT32_MAX, INT64_MAX, MAX_CLIENTS, MAX_NAME_CHARS
 
 KAFKA_INT_MAX: dict[str, int] = {
-    "replicas": INT32_MAX,
-    "min_insync_replicas": INT32_MAX,
-    "replica_lag_time_max_ms": INT64_MAX,
-    "request_timeout_ms": INT32_MAX,
-    "flush_interval_ms": INT64_MAX,
-    "hw_checkpoint_interval_ms": INT64_MAX,
-    "brokers": INT32_MAX,
-    "data_partitions": INT32_MAX,
-    "transaction_version": INT32_MAX,
-    "transaction_timeout_ms": INT32_MAX,
-    "transaction_max_timeout_ms": INT32_MAX,
-    "transactional_id_expiration_ms": INT32_MAX,
-    "producer_id_expiration_ms": INT32_MAX,
-    "abort_timed_out_interval_ms": INT32_MAX,
-    "state_log_partitions": INT32_MAX,
-    "offsets_topic_partitions": INT32_MAX,
+    name: INT32_MAX if row.kafka_type == "INT" else INT64_MAX
+    for name, row in SETTINGS.items()
+    if row.kafka_type in ("INT", "LONG")
 }
-"""Config key → the largest value its Kafka type holds (INT: int32, LONG: int64)."""
+"""Config key → the largest value its Kafka type holds (INT: int32, LONG: int64), from the
+settings table (model.settings)."""
 
 NAME_LISTS = ("transactional_ids", "groups")
 
