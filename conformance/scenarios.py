@@ -12,7 +12,7 @@ buggy one.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from kconform.conformance.adapter import Adapter
 from kconform.conformance.runner import LockstepRun
@@ -55,4 +55,21 @@ def first_failing_run(
     return None
 
 
-__all__ = ["HasOps", "first_failing_run", "run_scenario"]
+S = TypeVar("S")
+
+
+def declare(kind: Callable[..., S], name: str, **fields: Any) -> Callable[[Callable[[], Iterable[o.Operation]]], S]:
+    """A decorator that makes a zoo scenario of a slice's scenario type ``kind`` from a function:
+    ``name``, the function's docstring (its words on one line) as the ``doc`` naming the bug, what
+    the function returns as the ``ops``, and the slice's own ``fields`` (the replicas a scenario
+    needs, the mutants it exposes). The name it is bound to is the scenario, not the function."""
+
+    def make(build: Callable[[], Iterable[o.Operation]]) -> S:
+        if not build.__doc__:
+            raise ValueError(f"scenario {name!r} has no docstring naming its bug")
+        return kind(name=name, doc=" ".join(build.__doc__.split()), ops=tuple(build()), **fields)
+
+    return make
+
+
+__all__ = ["HasOps", "declare", "first_failing_run", "run_scenario"]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from kconform.conformance.judge import INVARIANT_VIOLATION, NON_CONFORMANCE
-from kconform.conformance.replication.scenarios import FAST_FAILOVER, SCENARIOS
-from kconform.conformance.scenarios import run_scenario
+from kconform.conformance.replication.scenarios import FAST_FAILOVER, SCENARIOS, Scenario
+from kconform.conformance.scenarios import declare, run_scenario
 from kconform.impl import ReferenceCluster
 from kconform.model.config import Protocol, ReplicationConfig
+from kconform.traces import operations as o
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -40,3 +41,19 @@ def test_rejoin_before_epoch_start_catches_the_early_isr_expand_mutant() -> None
     run = run_scenario(ReferenceCluster(), scenario, ReplicationConfig(), frozenset({"early-isr-expand"}))
     assert run.failure is not None
     assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, "isr_change_proposed")
+
+
+def test_declare_makes_a_scenario_from_a_documented_function() -> None:
+    @declare(Scenario, "two-runs", min_replicas=2)
+    def two_runs() -> tuple[o.Operation, ...]:
+        """KAFKA-0: one run,
+        then another."""
+        return (o.Run(1), o.Run(2))
+
+    assert two_runs == Scenario("two-runs", "KAFKA-0: one run, then another.", 2, (o.Run(1), o.Run(2)))
+
+    def undocumented() -> tuple[o.Operation, ...]:
+        return ()
+
+    with pytest.raises(ValueError, match="no docstring"):
+        declare(Scenario, "undocumented", min_replicas=1)(undocumented)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kconform.conformance.scenarios import declare
 from kconform.conformance.scenarios import run_scenario as run_scenario  # one run loop for every slice
 from kconform.model.config import ReplicationConfig
 from kconform.traces import operations as o
@@ -28,19 +29,15 @@ class Scenario:
     ops: tuple[o.Operation, ...]
 
 
-FAST_FAILOVER = Scenario(
-    name="fast-failover",
-    doc=(
-        "KIP-279 (KAFKA-6361): broker 0 leads epoch 0 and writes record 2 that nobody else gets; "
-        "it is cut off, broker 1 leads epoch 1 and writes record 4 that broker 2 copies; broker 0 "
-        "leads again (epoch 2) before it ever sees record 4 and writes record 6 while broker 2 is cut "
-        "off. Broker 2 must truncate record 4 (its own end offset for epoch 0 is 1), or the logs "
-        "diverge below the HW. The leader's write puts its epoch into its cache, which before "
-        "KAFKA-7415 (2.1) happens only with a write: without it the 0.11/2.0 answer is undefined "
-        "and the follower falls back to its HW."
-    ),
-    min_replicas=3,
-    ops=(
+@declare(Scenario, "fast-failover", min_replicas=3)
+def FAST_FAILOVER() -> tuple[o.Operation, ...]:
+    """KIP-279 (KAFKA-6361): broker 0 leads epoch 0 and writes record 2 that nobody else gets; it is
+    cut off, broker 1 leads epoch 1 and writes record 4 that broker 2 copies; broker 0 leads again
+    (epoch 2) before it ever sees record 4 and writes record 6 while broker 2 is cut off. Broker 2
+    must truncate record 4 (its own end offset for epoch 0 is 1), or the logs diverge below the HW.
+    The leader's write puts its epoch into its cache, which before KAFKA-7415 (2.1) happens only
+    with a write: without it the 0.11/2.0 answer is undefined and the follower falls back to its HW."""
+    return (
         o.Run(1000),
         o.Produce(1, 1),
         o.Run(1000),
@@ -66,19 +63,16 @@ FAST_FAILOVER = Scenario(
         o.Heal(),
         o.Run(3000),
         o.Run(3000),
-    ),
-)
+    )
 
-REJOIN_BEFORE_EPOCH_START = Scenario(
-    name="rejoin-before-epoch-start",
-    doc=(
-        "KAFKA-7128 / hachikuji Kip320 note 4: follower 1 crashes, broker 0 appends record 1, the "
-        "controller moves leadership to broker 1 before it noticed the crash, so broker 0 leads again "
-        "in a later epoch that starts after record 1. When broker 1 restarts with an empty log it is "
-        "at the HW but not at the epoch's start offset: it must not rejoin the ISR yet."
-    ),
-    min_replicas=2,
-    ops=(
+
+@declare(Scenario, "rejoin-before-epoch-start", min_replicas=2)
+def REJOIN_BEFORE_EPOCH_START() -> tuple[o.Operation, ...]:
+    """KAFKA-7128 / hachikuji Kip320 note 4: follower 1 crashes, broker 0 appends record 1, the
+    controller moves leadership to broker 1 before it noticed the crash, so broker 0 leads again in
+    a later epoch that starts after record 1. When broker 1 restarts with an empty log it is at the
+    HW but not at the epoch's start offset: it must not rejoin the ISR yet."""
+    return (
         o.Run(1000),
         o.Crash(1),
         o.Produce(1, -1),
@@ -87,22 +81,19 @@ REJOIN_BEFORE_EPOCH_START = Scenario(
         o.Restart(1),
         o.Run(1000),
         o.Run(3000),
-    ),
-)
+    )
 
-ADVERSARIAL_CONSUMER = Scenario(
-    name="adversarial-consumer",
-    doc=(
-        "Issue 17 (adversarial clients): after a leader move (epoch 1 on broker 1) a consumer sends "
-        "what a buggy, old or malicious one may: a stale leader epoch (FENCED_LEADER_EPOCH) and a "
-        "future one (UNKNOWN_LEADER_EPOCH) to the leader (KIP-320, Partition.checkCurrentLeaderEpoch), "
-        "a fetch to the old leader (NOT_LEADER_OR_FOLLOWER, ReplicaManager), offsets past and at "
-        "the LEO (OFFSET_OUT_OF_RANGE, an empty answer) and a fetch without an epoch (served "
-        "unchecked, a pre-KIP-320 client). The reference clients always send their cached epoch "
-        "to their cached leader, so no random run of the default gate reaches most of these answers."
-    ),
-    min_replicas=2,
-    ops=(
+
+@declare(Scenario, "adversarial-consumer", min_replicas=2)
+def ADVERSARIAL_CONSUMER() -> tuple[o.Operation, ...]:
+    """Issue 17 (adversarial clients): after a leader move (epoch 1 on broker 1) a consumer sends what
+    a buggy, old or malicious one may: a stale leader epoch (FENCED_LEADER_EPOCH) and a future one
+    (UNKNOWN_LEADER_EPOCH) to the leader (KIP-320, Partition.checkCurrentLeaderEpoch), a fetch to
+    the old leader (NOT_LEADER_OR_FOLLOWER, ReplicaManager), offsets past and at the LEO
+    (OFFSET_OUT_OF_RANGE, an empty answer) and a fetch without an epoch (served unchecked, a
+    pre-KIP-320 client). The reference clients always send their cached epoch to their cached
+    leader, so no random run of the default gate reaches most of these answers."""
+    return (
         o.Run(1000),
         o.Produce(1, -1),
         o.Run(1000),
@@ -117,23 +108,19 @@ ADVERSARIAL_CONSUMER = Scenario(
         o.RogueFetch(1, 2, 0),
         o.RogueFetch(1, 1, -5),
         o.Run(1000),
-    ),
-)
+    )
 
-DELAYED_FETCH = Scenario(
-    name="delayed-fetch",
-    doc=(
-        "DelayedFetch's completion triggers (KAFKA-14334, KAFKA-3159; DelayedFetch.tryComplete): a "
-        "consumer Fetch parks at the HW, an acks=1 write moves only the LEO (must not complete it: "
-        "nothing is committed), replication advances the HW (must complete it at once); a Fetch "
-        "waiting for two records sees two writes in a row; a Fetch waiting for one record sees two "
-        "writes in a row, so the HW at completion trails the LEO (the answer stops at the HW); a "
-        "Fetch parked with a long wait sees its broker lose leadership (must answer "
-        "FENCED_LEADER_EPOCH at once, not at its deadline). Runs only with waiting consumer "
-        "fetches (fetch_max_wait_ms > 0)."
-    ),
-    min_replicas=2,
-    ops=(
+
+@declare(Scenario, "delayed-fetch", min_replicas=2)
+def DELAYED_FETCH() -> tuple[o.Operation, ...]:
+    """DelayedFetch's completion triggers (KAFKA-14334, KAFKA-3159; DelayedFetch.tryComplete): a
+    consumer Fetch parks at the HW, an acks=1 write moves only the LEO (must not complete it:
+    nothing is committed), replication advances the HW (must complete it at once); a Fetch waiting
+    for two records sees two writes in a row; a Fetch waiting for one record sees two writes in a
+    row, so the HW at completion trails the LEO (the answer stops at the HW); a Fetch parked with a
+    long wait sees its broker lose leadership (must answer FENCED_LEADER_EPOCH at once, not at its
+    deadline). Runs only with waiting consumer fetches (fetch_max_wait_ms > 0)."""
+    return (
         o.Run(1000),
         o.ConsumeWait(0, 1, 500),
         o.Run(10),
@@ -154,8 +141,8 @@ DELAYED_FETCH = Scenario(
         o.Run(10),
         o.MoveLeader(1),
         o.Run(3000),
-    ),
-)
+    )
+
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s for s in (FAST_FAILOVER, REJOIN_BEFORE_EPOCH_START, ADVERSARIAL_CONSUMER, DELAYED_FETCH)

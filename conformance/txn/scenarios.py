@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kconform.conformance.scenarios import declare
 from kconform.conformance.scenarios import run_scenario as run_scenario  # one run loop for every slice
 from kconform.model.txn_config import SHORT_MAX, TxnConfig
 from kconform.traces import operations as o
@@ -97,16 +98,13 @@ def _txn(sends: tuple[tuple[str, int], ...], commit: bool) -> tuple[o.Operation,
     return tuple(out)
 
 
-DUPLICATED_PRODUCE = Scenario(
-    name="duplicated-produce-retry",
-    doc=(
-        "KIP-98 idempotence (the duplicates of every broker before 0.11): an idempotent producer's "
-        "batch is delivered twice (a retry whose first copy was appended but whose answer was "
-        "lost). The second copy must be answered as a duplicate with the original offset, never "
-        "appended again (NoDuplicateAppends); then a transactional batch gets the same treatment."
-    ),
-    mutants=("no-sequence-dedup",),
-    ops=(
+@declare(Scenario, "duplicated-produce-retry", mutants=("no-sequence-dedup",))
+def DUPLICATED_PRODUCE() -> tuple[o.Operation, ...]:
+    """KIP-98 idempotence (the duplicates of every broker before 0.11): an idempotent producer's batch
+    is delivered twice (a retry whose first copy was appended but whose answer was lost). The second
+    copy must be answered as a duplicate with the original offset, never appended again
+    (NoDuplicateAppends); then a transactional batch gets the same treatment."""
+    return (
         o.InitProducer(IDEMPOTENT, ""),
         o.Settle(100),
         o.Send(IDEMPOTENT, "t-0", 2),
@@ -121,20 +119,17 @@ DUPLICATED_PRODUCE = Scenario(
         o.Settle(100),
         *_commit(PRODUCER),
         *_read("t-1"),
-    ),
-)
+    )
 
-OLDER_IN_FLIGHT_DUPLICATE = Scenario(
-    name="older-in-flight-duplicate",
-    doc=(
-        "KAFKA-5494 (1.0): with up to 5 requests in flight the broker must recognise a duplicate "
-        "of any of the last 5 batches, not only the last one. Two batches are in flight; a copy of "
-        "the first is appended, then the second, then the first's original arrives: it is a "
-        "duplicate of an older batch and must be answered with its offset, not rejected with "
-        "OUT_OF_ORDER_SEQUENCE_NUMBER (the 0.11 one-batch cache)."
-    ),
-    mutants=("small-dedup-window",),
-    ops=(
+
+@declare(Scenario, "older-in-flight-duplicate", mutants=("small-dedup-window",))
+def OLDER_IN_FLIGHT_DUPLICATE() -> tuple[o.Operation, ...]:
+    """KAFKA-5494 (1.0): with up to 5 requests in flight the broker must recognise a duplicate of any
+    of the last 5 batches, not only the last one. Two batches are in flight; a copy of the first is
+    appended, then the second, then the first's original arrives: it is a duplicate of an older
+    batch and must be answered with its offset, not rejected with OUT_OF_ORDER_SEQUENCE_NUMBER (the
+    0.11 one-batch cache)."""
+    return (
         o.InitProducer(IDEMPOTENT, ""),
         o.Settle(100),
         o.Send(IDEMPOTENT, "t-0", 1),
@@ -143,24 +138,21 @@ OLDER_IN_FLIGHT_DUPLICATE = Scenario(
         o.Deliver(1),
         o.Deliver(0),
         o.Settle(100),
-    ),
-)
+    )
 
-ADVERSARIAL_PRODUCER = Scenario(
-    name="adversarial-producer",
-    doc=(
-        "Issue 17 (adversarial clients): what a buggy, old or malicious client sends under a real "
-        "producer id, each answered by Kafka's own checks (ProducerAppendInfo.checkProducerEpoch / "
-        "checkSequence, ProducerStateManager's 5-batch cache, ReplicaManager's leadership and "
-        "KIP-890 verification): a gapped sequence and a partial replay (OUT_OF_ORDER_SEQUENCE_NUMBER), "
-        "an exact replay (a duplicate with the original offset), a new epoch starting at a non-zero "
-        "sequence (OUT_OF_ORDER_SEQUENCE_NUMBER), the same batch to a non-leader "
-        "(NOT_LEADER_OR_FOLLOWER), a new epoch at sequence 0 (appended: it fences the old epoch), a "
-        "stale epoch inside a transaction (INVALID_PRODUCER_EPOCH) and a transactional batch on a "
-        "partition the transaction never added (verification refuses it)."
-    ),
-    mutants=(),
-    ops=(
+
+@declare(Scenario, "adversarial-producer", mutants=())
+def ADVERSARIAL_PRODUCER() -> tuple[o.Operation, ...]:
+    """Issue 17 (adversarial clients): what a buggy, old or malicious client sends under a real
+    producer id, each answered by Kafka's own checks (ProducerAppendInfo.checkProducerEpoch /
+    checkSequence, ProducerStateManager's 5-batch cache, ReplicaManager's leadership and KIP-890
+    verification): a gapped sequence and a partial replay (OUT_OF_ORDER_SEQUENCE_NUMBER), an exact
+    replay (a duplicate with the original offset), a new epoch starting at a non-zero sequence
+    (OUT_OF_ORDER_SEQUENCE_NUMBER), the same batch to a non-leader (NOT_LEADER_OR_FOLLOWER), a new
+    epoch at sequence 0 (appended: it fences the old epoch), a stale epoch inside a transaction
+    (INVALID_PRODUCER_EPOCH) and a transactional batch on a partition the transaction never added
+    (verification refuses it)."""
+    return (
         o.InitProducer(IDEMPOTENT, ""),
         o.Settle(100),
         o.Send(IDEMPOTENT, "t-0", 2),
@@ -191,55 +183,46 @@ ADVERSARIAL_PRODUCER = Scenario(
         o.Settle(100),
         *_commit(SUCCESSOR),
         *_read(),
-    ),
-)
+    )
 
-READ_COMMITTED_DURING_OPEN_TXN = Scenario(
-    name="read-committed-during-open-txn",
-    doc=(
-        "Redpanda #3036 (KIP-98 last stable offset): a transaction has records on t-0 below the "
-        "HW and is still open. A read_committed fetch must stop at the LSO = the transaction's "
-        "first offset (NoUncommittedRead, LsoBounds); then the commit makes them readable."
-    ),
-    mutants=("lso-ignores-ongoing", "lso-off-by-one"),
-    ops=(
+
+@declare(Scenario, "read-committed-during-open-txn", mutants=("lso-ignores-ongoing", "lso-off-by-one"))
+def READ_COMMITTED_DURING_OPEN_TXN() -> tuple[o.Operation, ...]:
+    """Redpanda #3036 (KIP-98 last stable offset): a transaction has records on t-0 below the HW and is
+    still open. A read_committed fetch must stop at the LSO = the transaction's first offset
+    (NoUncommittedRead, LsoBounds); then the commit makes them readable."""
+    return (
         *_open(2),
         o.Settle(100),
         *_read(),
         *_commit(PRODUCER),
         *_read(),
-    ),
-)
+    )
 
-ABORT_THEN_READ_COMMITTED = Scenario(
-    name="abort-then-read-committed",
-    doc=(
-        "G1a aborted read (librdkafka #3020 class, Tansu; KIP-98 consumer filter): a transaction "
-        "aborts, the next commits, and a read_committed consumer reads t-0 from the start. The "
-        "fetch answers the aborted transaction in its aborted list; the consumer must drop its "
-        "batches (NoAbortedRead), while a read_uncommitted consumer sees them."
-    ),
-    mutants=("no-aborted-filter",),
-    ops=(
+
+@declare(Scenario, "abort-then-read-committed", mutants=("no-aborted-filter",))
+def ABORT_THEN_READ_COMMITTED() -> tuple[o.Operation, ...]:
+    """G1a aborted read (librdkafka #3020 class, Tansu; KIP-98 consumer filter): a transaction aborts,
+    the next commits, and a read_committed consumer reads t-0 from the start. The fetch answers the
+    aborted transaction in its aborted list; the consumer must drop its batches (NoAbortedRead),
+    while a read_uncommitted consumer sees them."""
+    return (
         *_INIT,
         *_txn((("t-0", 2), ("t-1", 1)), commit=False),
         *_txn((("t-0", 1),), commit=True),
         *_read(),
         o.ConsumeTxn(1, "t-0", False),
         o.Settle(10),
-    ),
-)
+    )
 
-TXN_OFFSETS_BEFORE_COMMIT = Scenario(
-    name="txn-offsets-before-commit",
-    doc=(
-        "KIP-98 transactional offsets, KIP-447 require_stable: a consume-transform-produce "
-        "transaction sends its consumer offsets (TxnOffsetCommit); before the COMMIT marker an "
-        "OffsetFetch must not return them (NoUncommittedOffsetRead) and with require_stable must "
-        "answer UNSTABLE_OFFSET_COMMIT; after an abort they are gone, after a commit visible."
-    ),
-    mutants=("txn-offsets-visible-early",),
-    ops=(
+
+@declare(Scenario, "txn-offsets-before-commit", mutants=("txn-offsets-visible-early",))
+def TXN_OFFSETS_BEFORE_COMMIT() -> tuple[o.Operation, ...]:
+    """KIP-98 transactional offsets, KIP-447 require_stable: a consume-transform-produce transaction
+    sends its consumer offsets (TxnOffsetCommit); before the COMMIT marker an OffsetFetch must not
+    return them (NoUncommittedOffsetRead) and with require_stable must answer
+    UNSTABLE_OFFSET_COMMIT; after an abort they are gone, after a commit visible."""
+    return (
         *_INIT,
         o.BeginTxn(PRODUCER),
         o.SendOffsets(PRODUCER, GROUP, "t-0", 7),
@@ -258,22 +241,18 @@ TXN_OFFSETS_BEFORE_COMMIT = Scenario(
         *_commit(PRODUCER),
         o.FetchOffsets(GROUP, True),
         o.Settle(10),
-    ),
-)
+    )
 
-ZOMBIE_DELAYED_PRODUCE = Scenario(
-    name="zombie-delayed-produce",
-    doc=(
-        "KIP-98 producer fencing (INVALID_PRODUCER_EPOCH; the zombie of KAFKA-5793 / KIP-588): "
-        "instance 0's first batch to t-0 is held in the network; instance 1 starts with the same "
-        "transactional id (the open transaction is aborted with a bumped epoch) and writes to t-0 "
-        "in its own transaction. Then the zombie's batch arrives: sequence 0, an older epoch, and "
-        "the partition has an open transaction of the producer id, so no verification is asked. "
-        "The leader must reject it on the epoch; appended, it would be committed inside the new "
-        "instance's transaction (NoZombieCommit)."
-    ),
-    mutants=("no-produce-epoch-fencing",),
-    ops=(
+
+@declare(Scenario, "zombie-delayed-produce", mutants=("no-produce-epoch-fencing",))
+def ZOMBIE_DELAYED_PRODUCE() -> tuple[o.Operation, ...]:
+    """KIP-98 producer fencing (INVALID_PRODUCER_EPOCH; the zombie of KAFKA-5793 / KIP-588): instance
+    0's first batch to t-0 is held in the network; instance 1 starts with the same transactional id
+    (the open transaction is aborted with a bumped epoch) and writes to t-0 in its own transaction.
+    Then the zombie's batch arrives: sequence 0, an older epoch, and the partition has an open
+    transaction of the producer id, so no verification is asked. The leader must reject it on the
+    epoch; appended, it would be committed inside the new instance's transaction (NoZombieCommit)."""
+    return (
         *_open(1),
         o.DeliverTo(COORDINATOR),  # AddPartitionsToTxn
         o.Deliver(0),  # its answer: the client sends the batch, which stays at the head of the queue
@@ -288,23 +267,19 @@ ZOMBIE_DELAYED_PRODUCE = Scenario(
         o.Settle(100),
         *_commit(SUCCESSOR),
         *_read(),
-    ),
-)
+    )
 
-LATE_PRODUCE_AFTER_ABORT = Scenario(
-    name="late-produce-after-abort",
-    doc=(
-        "KAFKA-14402, the hanging-transaction shape KIP-890 part 1 (3.6) closes: the producer's "
-        "first batch to t-0 is held in the network (with its two request-timeout retries) while "
-        "the transaction times out at the coordinator and its abort marker reaches t-0; then the "
-        "batches arrive. The partition has no open transaction of the producer, so the leader "
-        "must ask the coordinator (verification) before appending: a transactional batch "
-        "appended there would open a transaction nobody ends (NoHangingTransaction, the LSO "
-        "stuck). Here the timeout's epoch bump also fences them; a leader that never verifies "
-        "shows at the first late batch."
-    ),
-    mutants=("no-verification",),
-    ops=(
+
+@declare(Scenario, "late-produce-after-abort", mutants=("no-verification",))
+def LATE_PRODUCE_AFTER_ABORT() -> tuple[o.Operation, ...]:
+    """KAFKA-14402, the hanging-transaction shape KIP-890 part 1 (3.6) closes: the producer's first
+    batch to t-0 is held in the network (with its two request-timeout retries) while the transaction
+    times out at the coordinator and its abort marker reaches t-0; then the batches arrive. The
+    partition has no open transaction of the producer, so the leader must ask the coordinator
+    (verification) before appending: a transactional batch appended there would open a transaction
+    nobody ends (NoHangingTransaction, the LSO stuck). Here the timeout's epoch bump also fences
+    them; a leader that never verifies shows at the first late batch."""
+    return (
         *_open(1),
         o.DeliverTo(COORDINATOR),  # AddPartitionsToTxn
         o.Deliver(0),  # its answer: the batch is sent
@@ -314,21 +289,18 @@ LATE_PRODUCE_AFTER_ABORT = Scenario(
         o.Settle(100),  # the three copies of the batch, late
         *_read(),
         o.Quiesce(QUIESCE_MS),
-    ),
-)
+    )
 
-LATE_END_TXN = Scenario(
-    name="late-endtxn-next-txn",
-    doc=(
-        "KAFKA-17754 (found by Jepsen; closed by KIP-890 part 2): the EndTxn(commit) of "
-        "transaction 1 is duplicated by the network; one copy ends it, the other arrives while "
-        "transaction 2 of the same producer is Ongoing; the application then aborts transaction 2. "
-        "Under TV2 the first EndTxn bumped the epoch, so the late copy is PRODUCER_FENCED and "
-        "transaction 2 aborts; under TV0 (same epoch) the late copy commits transaction 2 and the "
-        "abort gets INVALID_TXN_STATE: Kafka's TV0 behaviour, which the model follows."
-    ),
-    mutants=("late-endtxn-next-txn",),
-    ops=(
+
+@declare(Scenario, "late-endtxn-next-txn", mutants=("late-endtxn-next-txn",))
+def LATE_END_TXN() -> tuple[o.Operation, ...]:
+    """KAFKA-17754 (found by Jepsen; closed by KIP-890 part 2): the EndTxn(commit) of transaction 1 is
+    duplicated by the network; one copy ends it, the other arrives while transaction 2 of the same
+    producer is Ongoing; the application then aborts transaction 2. Under TV2 the first EndTxn
+    bumped the epoch, so the late copy is PRODUCER_FENCED and transaction 2 aborts; under TV0 (same
+    epoch) the late copy commits transaction 2 and the abort gets INVALID_TXN_STATE: Kafka's TV0
+    behaviour, which the model follows."""
+    return (
         *_open(1),
         o.Settle(100),
         o.CommitTxn(PRODUCER),
@@ -342,20 +314,17 @@ LATE_END_TXN = Scenario(
         o.AbortTxn(PRODUCER),  # the application aborts transaction 2
         o.Settle(1000),
         *_read(),
-    ),
-)
+    )
 
-STALE_COORDINATOR_MARKER = Scenario(
-    name="stale-coordinator-marker",
-    doc=(
-        "KIP-98 coordinator fencing (TRANSACTION_COORDINATOR_FENCED): the first coordinator "
-        "writes PrepareCommit and sends its marker to t-0, which the network holds; the "
-        "coordinator fails over to broker 2, which re-sends the markers at coordinator epoch 1 and "
-        "completes; the producer runs its next transaction on t-0. The deposed coordinator's "
-        "marker then arrives: it must be fenced, not end the next transaction."
-    ),
-    mutants=("stale-coordinator-epoch-marker",),
-    ops=(
+
+@declare(Scenario, "stale-coordinator-marker", mutants=("stale-coordinator-epoch-marker",))
+def STALE_COORDINATOR_MARKER() -> tuple[o.Operation, ...]:
+    """KIP-98 coordinator fencing (TRANSACTION_COORDINATOR_FENCED): the first coordinator writes
+    PrepareCommit and sends its marker to t-0, which the network holds; the coordinator fails over
+    to broker 2, which re-sends the markers at coordinator epoch 1 and completes; the producer runs
+    its next transaction on t-0. The deposed coordinator's marker then arrives: it must be fenced,
+    not end the next transaction."""
+    return (
         *_open(1),
         o.Settle(100),
         o.CommitTxn(PRODUCER),
@@ -372,20 +341,17 @@ STALE_COORDINATOR_MARKER = Scenario(
         o.AbortTxn(PRODUCER),
         o.Settle(1000),
         *_read(),
-    ),
-)
+    )
 
-FAILOVER_AFTER_PREPARE = Scenario(
-    name="failover-after-prepare",
-    doc=(
-        "KIP-98 coordinator failover, the Kafka design's 'after PREPARE, before the markers': the "
-        "coordinator writes PrepareCommit and its marker to t-0 is lost; it fails over to broker "
-        "2. The new coordinator must finish what its log says (TransactionStateManager "
-        "loadTransactionsForTxnTopicPartition re-sends the markers); a coordinator that forgets "
-        "leaves the transaction in PrepareCommit for ever (NoHangingTransaction at quiescence)."
-    ),
-    mutants=("failover-forgets-prepare",),
-    ops=(
+
+@declare(Scenario, "failover-after-prepare", mutants=("failover-forgets-prepare",))
+def FAILOVER_AFTER_PREPARE() -> tuple[o.Operation, ...]:
+    """KIP-98 coordinator failover, the Kafka design's 'after PREPARE, before the markers': the
+    coordinator writes PrepareCommit and its marker to t-0 is lost; it fails over to broker 2. The
+    new coordinator must finish what its log says (TransactionStateManager
+    loadTransactionsForTxnTopicPartition re-sends the markers); a coordinator that forgets leaves
+    the transaction in PrepareCommit for ever (NoHangingTransaction at quiescence)."""
+    return (
         *_open(1),
         o.Settle(100),
         o.CommitTxn(PRODUCER),
@@ -394,23 +360,20 @@ FAILOVER_AFTER_PREPARE = Scenario(
         o.MoveCoordinator(TXN_ID, FAILOVER_TO),
         o.Quiesce(QUIESCE_MS),
         *_read(),
-    ),
-)
+    )
 
-DELAYED_FETCH_BEYOND_LSO = Scenario(
-    name="delayed-fetch-beyond-lso",
-    doc=(
-        "KAFKA-5355 (0.11.0, Blocker): the broker returned messages beyond the last stable offset "
-        "to a read_committed consumer because a parked fetch lost its isolation level. A "
-        "read_committed Fetch waits (fetch.max.wait.ms) at an LSO held back by an open "
-        "transaction; more records of that transaction arrive and the HW passes them, which "
-        "completes a fetch counting to the HW but must leave this one parked (DelayedFetch "
-        "TXN_COMMITTED counts to the LSO); the commit's marker and the HW passing it move the LSO, "
-        "which must complete it with the committed records (Partition.tryCompleteDelayedRequests). "
-        "Only with waiting consumer fetches (``fetch_max_wait_ms`` > 0)."
-    ),
-    mutants=("delayed-fetch-drops-isolation",),
-    ops=(
+
+@declare(Scenario, "delayed-fetch-beyond-lso", mutants=("delayed-fetch-drops-isolation",))
+def DELAYED_FETCH_BEYOND_LSO() -> tuple[o.Operation, ...]:
+    """KAFKA-5355 (0.11.0, Blocker): the broker returned messages beyond the last stable offset to a
+    read_committed consumer because a parked fetch lost its isolation level. A read_committed Fetch
+    waits (fetch.max.wait.ms) at an LSO held back by an open transaction; more records of that
+    transaction arrive and the HW passes them, which completes a fetch counting to the HW but must
+    leave this one parked (DelayedFetch TXN_COMMITTED counts to the LSO); the commit's marker and
+    the HW passing it move the LSO, which must complete it with the committed records
+    (Partition.tryCompleteDelayedRequests). Only with waiting consumer fetches
+    (``fetch_max_wait_ms`` > 0)."""
+    return (
         *_open(1),
         o.Settle(1000),
         o.AdvanceHw("t-0", -1),
@@ -423,24 +386,21 @@ DELAYED_FETCH_BEYOND_LSO = Scenario(
         *_commit(PRODUCER),
         o.AdvanceHw("t-0", -1),
         o.Settle(10),
-    ),
-)
+    )
 
-EPOCH_EXHAUSTION = Scenario(
-    name="epoch-exhaustion",
-    doc=(
-        "KIP-360 producer-id rotation (kafka-facts §1.3): an application re-initialises its "
-        f"transactional producer {SHORT_MAX - 1} times (each initTransactions of a live instance "
-        "bumps the epoch by one, the only way epochs grow), so the epoch reaches 32766. The next "
-        "InitProducerId must rotate to a fresh producer id at epoch 0: 32767 is reserved for "
-        "fencing. Costly (one round trip per epoch, about 10 s judged), so it runs last."
-    ),
-    mutants=("epoch-overflow",),
-    ops=(
+
+@declare(Scenario, "epoch-exhaustion", mutants=("epoch-overflow",))
+def EPOCH_EXHAUSTION() -> tuple[o.Operation, ...]:
+    """KIP-360 producer-id rotation (kafka-facts §1.3): an application re-initialises its transactional
+    producer 32766 times (each initTransactions of a live instance bumps the epoch by one, the only
+    way epochs grow), so the epoch reaches 32766. The next InitProducerId must rotate to a fresh
+    producer id at epoch 0: 32767 is reserved for fencing. Costly (one round trip per epoch, about
+    10 s judged), so it runs last."""
+    return (
         *((o.InitProducer(PRODUCER, TXN_ID), o.Settle(10)) * (SHORT_MAX + 1)),
         *_txn((("t-0", 1),), commit=True),
-    ),
-)
+    )
+
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
