@@ -138,3 +138,12 @@ def test_a_row_is_a_frozen_value() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         SETTINGS["replicas"].minimum = 0  # type: ignore[misc]
     assert isinstance(SETTINGS["replicas"], Setting)
+
+
+def test_optional_settings_are_written_only_off_their_default() -> None:
+    assert "fetch_min_bytes" not in ReplicationConfig().to_json()
+    assert ReplicationConfig(fetch_min_bytes=2).to_json()["fetch_min_bytes"] == 2
+    txn = TxnConfig(fetch_max_wait_ms=500).to_json()
+    assert list(txn)[-2:] == ["fetch_max_wait_ms", "slice"]
+    assert "fetch_max_wait_ms" not in TxnConfig().to_json()
+    assert TxnConfig.from_json(txn) == TxnConfig(fetch_max_wait_ms=500)
