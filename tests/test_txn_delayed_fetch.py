@@ -200,3 +200,15 @@ def test_a_parked_fetch_at_a_broker_that_no_longer_leads_completes_with_the_erro
     assert not D.ready(s.partition("t-0"), replace(df, node=0))
     after, answer = S.complete_delayed_fetch(replace(s, parked=(df,)), TxnConfig(), 1, 9)
     assert (answer.error, answer.records, after.parked) == (ev.NOT_LEADER_OR_FOLLOWER, (), ())
+
+
+def test_coverage_tells_what_completed_a_parked_fetch() -> None:
+    lso_moved = _parked_then([ops.CommitTxn(0), ops.Settle(1000), ops.AdvanceHw("t-0", -1)])
+    expired = _parked_then([ops.Advance(500)])
+    _, hw_moved = run([*OPEN[:-1], ops.ConsumeTxn(0, "t-0", False), ops.Settle(10), ops.AdvanceHw("t-0", -1)], WAITING)
+    for events, key in ((lso_moved, "lso"), (expired, "expiry"), (hw_moved, "hw")):
+        judge = TxnJudge(WAITING)
+        assert [f for e in events for f in judge.observe(e) if f.failing] == []
+        counted = {k: n for k, n in judge.covered.items() if k.startswith("txn_fetch_completed_by:")}
+        assert counted == {f"txn_fetch_completed_by:{key}": 1}
+        assert set(counted) <= reachable_keys(WAITING)

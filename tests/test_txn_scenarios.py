@@ -195,7 +195,7 @@ def test_delayed_fetch_scenario_parks_at_the_lso_and_completes_when_the_lso_move
 def test_the_delayed_fetch_scenario_runs_only_with_waiting_consumers() -> None:
     assert "delayed-fetch-beyond-lso" not in [s.name for s in zoo(TxnConfig())]
     assert "delayed-fetch-beyond-lso" in [s.name for s in zoo(TxnConfig(fetch_max_wait_ms=500))]
-    assert registry.config_for(m.DELAYED_FETCH_DROPS_ISOLATION, TxnConfig()) == TxnConfig(fetch_max_wait_ms=500)
+    assert registry.config_for(m.DELAYED_FETCH_DROPS_ISOLATION, TxnConfig()) == TxnConfig(fetch_max_wait_ms=5000)
 
 
 def test_the_zoo_is_skipped_for_another_cluster_shape() -> None:

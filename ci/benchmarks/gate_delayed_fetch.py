@@ -1,12 +1,13 @@
-"""The replication gate with and without delayed fetches, side by side in one run.
+"""A slice's gate with and without delayed fetches, side by side in one run.
 
-Run: ``python -m kconform.ci.benchmarks.gate_delayed_fetch [--examples 300] [--rounds 2] [--seed 7]``.
-Each round runs ``kconform gate`` on the reference twice in child processes, once with the suite's
-default configuration (every fetch answered at once) and once with the ``--slice all`` gate
-configuration (Kafka's 500 ms fetch waits, waiting consumer fetches drawn; conformance/replication/
-slice.py ``GATE_CONFIG``), alternating which goes first, and prints wall and CPU seconds of each
-child and the state-machine runs and events the gate reports. Read the CPU columns on a shared
-machine.
+Run: ``python -m kconform.ci.benchmarks.gate_delayed_fetch [--slice replication|txn] [--examples 300]
+[--rounds 2] [--seed 7]``. Each round runs ``kconform gate`` on the reference twice in child
+processes, once with the slice's default configuration (every fetch answered at once) and once with
+its ``--slice all`` gate configuration (replication: Kafka's 500 ms fetch waits, waiting consumer
+fetches drawn, conformance/replication/slice.py ``GATE_CONFIG``; txn: TV2 with consumers waiting up
+to 5000 ms at the LSO, conformance/txn/slice.py ``GATE_CONFIGS``, against TV2 without waits),
+alternating which goes first, and prints wall and CPU seconds of each child and the state-machine
+runs and events the gate reports. Read the CPU columns on a shared machine.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import time
 from pathlib import Path
 
 from kconform.conformance.replication.slice import GATE_CONFIG
+from kconform.conformance.txn.slice import GATE_CONFIGS
 from kconform.model.config import ReplicationConfig
+from kconform.model.txn_config import TxnConfig
 
 _FIGURES = re.compile(r"(\d+) state-machine runs, (\d+) steps, (\d+) events judged")
 
@@ -33,7 +36,7 @@ def _child_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _gate(config: ReplicationConfig, examples: int, seed: int, tmp: Path) -> tuple[float, float, str]:
+def _gate(config: ReplicationConfig | TxnConfig, examples: int, seed: int, tmp: Path) -> tuple[float, float, str]:
     path = tmp / "config.json"
     path.write_text(json.dumps(config.to_json()))
     argv = [sys.executable, "-m", "kconform.ci.cli", "gate", "--config", str(path), "--examples", str(examples)]
@@ -53,8 +56,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--slice", choices=("replication", "txn"), default="replication")
     args = parser.parse_args(argv)
-    configs = {"default (no waits)": ReplicationConfig(), "gate (500 ms waits)": GATE_CONFIG}
+    configs: dict[str, ReplicationConfig | TxnConfig] = (
+        {"default (no waits)": ReplicationConfig(), "gate (500 ms waits)": GATE_CONFIG}
+        if args.slice == "replication"
+        else {"TV2 (no waits)": TxnConfig(transaction_version=2), "gate (5000 ms waits)": dict(GATE_CONFIGS)["txn-tv2"]}
+    )
     print(f"{platform.machine()} {platform.python_version()} {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC")
     print(f"{'round':>5}  {'configuration':<20} {'wall s':>8} {'CPU s':>8}  figures")
     for n in range(args.rounds):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from kconform.model import txn_graph as tg
 from kconform.model.txn_config import TxnConfig
+from kconform.model.txn_delayed_fetch import TxnDelayedFetch
 
 EDGE_PREFIX = "txn_edge:"
 """Coverage keys of coordinator transitions: ``txn_edge:Ongoing->PrepareCommit``."""
@@ -101,9 +102,20 @@ DELAYED_FETCH_OUTCOMES: tuple[tuple[str, str], ...] = (
     ("txn_fetch_wait_handled:parked", "a waiting fetch finds less and parks (DelayedFetch)"),
     ("txn_fetch_completed:read_committed", "an HW advance moves the LSO past minBytes, or the deadline"),
     ("txn_fetch_completed:read_uncommitted", "an HW advance past minBytes, or the deadline"),
+    ("txn_fetch_completed_by:lso", "a read_committed fetch completed by the LSO moving (the HW passing a marker)"),
+    ("txn_fetch_completed_by:hw", "a read_uncommitted fetch completed by an HW advance"),
+    ("txn_fetch_completed_by:expiry", "a parked fetch answered at its deadline with what is there"),
 )
 """With ``fetch_max_wait_ms`` > 0 every consumer fetch waits (model.txn_delayed_fetch): these keys
 replace ``txn_consumer_fetch_handled:NONE``."""
+
+
+def completed_by_key(df: TxnDelayedFetch, now_ms: int) -> str:
+    """What completed the parked fetch ``df`` at ``now_ms``: its deadline, else the bound moving
+    (the LSO for read_committed, the HW otherwise: nothing else makes a parked fetch ready here)."""
+    if now_ms >= df.deadline_ms:
+        return "txn_fetch_completed_by:expiry"
+    return "txn_fetch_completed_by:lso" if df.read_committed else "txn_fetch_completed_by:hw"
 
 
 def reachable_keys(cfg: TxnConfig) -> frozenset[str]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kconform.conformance.judge import Finding, LockstepJudge, compare, compare_fields, only_clock_moved
-from kconform.conformance.txn.coverage import edge_key
+from kconform.conformance.txn.coverage import completed_by_key, edge_key
 from kconform.model import txn_invariants as I
 from kconform.model import txn_state as S
 from kconform.model.coordinator import NotEnabled
@@ -84,10 +84,13 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
         return post is pre or only_clock_moved(pre, post)
 
     def count_coverage(self, event: ev.Event, pre: TxnState) -> None:
-        """Also count each coordinator transition the event wrote (``txn_edge:From->To``)."""
+        """Also count each coordinator transition the event wrote (``txn_edge:From->To``), and what
+        completed a delayed fetch (``txn_fetch_completed_by:lso`` / ``:hw`` / ``:expiry``)."""
         if self.state.ghost.writes != pre.ghost.writes:
             for src, dst in itertools.pairwise(self.state.ghost.last_path):
                 self.covered[edge_key(src, dst)] += 1
+        if isinstance(event, ev.TxnFetchCompleted):
+            self.covered[completed_by_key(S.parked_fetch(pre, event.node, event.req), pre.now_ms)] += 1
 
     def find_violations(self, pre: TxnState, post: TxnState) -> Sequence[Violation]:
         return I.check_state(post, self.cfg, self.checked, self._memo) + I.check_step(pre, post, self.cfg, self.checked)

@@ -110,7 +110,7 @@ DELAYED_FETCH_DROPS_ISOLATION = _TABLE.add(
     "fetch completes with records of an open transaction and no aborted list (its answer differs "
     "from the model's TXN_COMMITTED read; DelayedFetchIsolation, NoUncommittedRead). Needs waiting "
     "consumer fetches (fetch_max_wait_ms > 0).",
-    config={"fetch_max_wait_ms": 500},
+    config={"fetch_max_wait_ms": 5000},
 )
 
 MUTANTS: dict[str, str] = _TABLE.descriptions
