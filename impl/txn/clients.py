@@ -11,8 +11,15 @@ Guarantees of the producer (kafka-facts §2.2, §8; TransactionManager):
 - a partition gets records only after AddPartitionsToTxn succeeded for it; EndTxn is sent only when
   no batch or offset commit of the transaction is outstanding;
 - coordinator requests go to the broker FindCoordinator names (the state partition's current
-  leader) and are retried on coordinator errors and CONCURRENT_TRANSACTIONS; a fenced producer
-  (PRODUCER_FENCED / INVALID_PRODUCER_EPOCH) stops for good;
+  leader); what the producer does with a coordinator's or group coordinator's error is the model's
+  table of Kafka's TransactionManager (model.producer_errors.reaction, one handler per request):
+  retried (after coordinator errors, CONCURRENT_TRANSACTIONS and the other retriable codes),
+  fatal (PRODUCER_FENCED / INVALID_PRODUCER_EPOCH, INVALID_TXN_STATE, ...: the producer stops for
+  good), abortable (TRANSACTION_ABORTABLE, authorization: the application must abort), or abortable
+  with an epoch bump (UNKNOWN_PRODUCER_ID, INVALID_PRODUCER_ID_MAPPING of AddPartitionsToTxn,
+  AddOffsetsToTxn and EndTxn; KIP-360, Kafka 2.6+: the abort is followed by an InitProducerId
+  carrying the current (pid, epoch), and EndTxn is skipped after INVALID_PRODUCER_ID_MAPPING,
+  TransactionManager.beginCompletingTransaction / completeTransaction);
 - with transaction version 2 the producer continues with the (pid, epoch) EndTxn returned.
 """
 
@@ -20,12 +27,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kconform.model import producer_errors as PE
 from kconform.traces.events import (
     ABORT_MARKER,
     CONCURRENT_TRANSACTIONS,
     COORDINATOR_LOAD_IN_PROGRESS,
     COORDINATOR_NOT_AVAILABLE,
     INVALID_PRODUCER_EPOCH,
+    INVALID_PRODUCER_ID_MAPPING,
     NONE,
     NOT_COORDINATOR,
     NOT_ENOUGH_REPLICAS,
@@ -79,6 +88,15 @@ RETRIABLE = frozenset(
     }
 )
 FENCED = frozenset({PRODUCER_FENCED, INVALID_PRODUCER_EPOCH})
+
+_REQUEST_OF = {
+    "init": PE.INIT_PRODUCER_ID,
+    "add": PE.ADD_PARTITIONS,
+    "add_offsets": PE.ADD_OFFSETS,
+    "offset_commit": PE.TXN_OFFSET_COMMIT,
+    "end": PE.END_TXN,
+}
+"""The TransactionManager handler (model.producer_errors) of each kind of coordinator request."""
 
 UNINITIALIZED = "UNINITIALIZED"
 INITIALIZING = "INITIALIZING"
@@ -154,6 +172,12 @@ class TxnProducer:
         """Coordinator / group requests waiting for their retry backoff."""
         self.end_commit: bool | None = None
         """The EndTxn the application asked for, waiting for outstanding work (None: none)."""
+        self.bump_required = False
+        """TransactionManager.epochBumpRequired: the transaction's end is followed by an
+        InitProducerId with the current (pid, epoch) (KIP-360)."""
+        self.last_error: int = NONE
+        """TransactionManager.lastError's code, set by an abortable error, cleared when the
+        transaction completes."""
 
     # ------------------------------------------------------------------------ application API
 
@@ -335,9 +359,13 @@ class TxnProducer:
             ps.queued.clear()
         self.adding.clear()
         self.offsets_to_commit.clear()
-        request = EndTxnRequest(self.txn_id, self.pid, self.epoch, self.end_commit, self.ctxn)
-        self.end_commit = None
-        self._send_coordinator("end", request)
+        commit, self.end_commit = self.end_commit, None
+        if self.bump_required and self.last_error == INVALID_PRODUCER_ID_MAPPING:
+            # beginCompletingTransaction: "the server will not accept an EndTxnRequest, so skip
+            # directly to InitProducerId"
+            self._complete()
+            return
+        self._send_coordinator("end", EndTxnRequest(self.txn_id, self.pid, self.epoch, commit, self.ctxn))
 
     # ----------------------------------------------------------------------------- answers
 
@@ -350,51 +378,49 @@ class TxnProducer:
         pending = self.requests.pop(p.req, None)
         if pending is None or self.state == FATAL_ERROR:
             return
-        if p.error in FENCED:
+        action = PE.reaction(_REQUEST_OF[pending.kind], p.error).action
+        if action in (PE.RETRY, PE.FIND_COORDINATOR):
+            self._retry_later(pending)  # the next send goes to the current coordinator
+            return
+        if action == PE.FATAL:
             self.state = FATAL_ERROR
             return
-        if p.error in RETRIABLE:
-            self._retry_later(pending)
-            return
+        if action != PE.OK:
+            self._abortable(p.error, bump=action == PE.ABORTABLE_BUMP)
+        ok = action == PE.OK
         if pending.kind == "init":
             assert isinstance(p, InitPidResponse)
-            self._on_init(p)
+            if ok:
+                self._on_init(p)
         elif pending.kind == "add":
             assert isinstance(pending.payload, AddPartitionsRequest)
-            self._on_added(pending.payload.partitions[0], p.error)
+            self._on_added(pending.payload.partitions[0], ok)
         elif pending.kind == "add_offsets":
-            self._on_offsets_added(p.error)
+            self._on_offsets_added(ok)
         elif pending.kind == "offset_commit":
-            if p.error != NONE:
-                self._abortable()
             self._maybe_end()
-        else:
+        elif ok:
             assert isinstance(p, CoordinatorResponse)
             self._on_end(p)
 
     def _on_init(self, p: InitPidResponse) -> None:
-        if p.error != NONE:
-            self.state = FATAL_ERROR
-            return
+        self.last_error = NONE
         self.pid, self.epoch = p.pid, p.epoch
         self.partitions = {}
         self.added = set()
         self.state = READY
 
-    def _on_added(self, partition: str, error: int) -> None:
+    def _on_added(self, partition: str, ok: bool) -> None:
         self.adding.discard(partition)
-        if error != NONE:
-            self._abortable()
+        if not ok:
             self.partitions[partition].queued.clear()
         else:
             self.added.add(partition)
             self._drain(partition)
         self._maybe_end()
 
-    def _on_offsets_added(self, error: int) -> None:
-        if error != NONE or not self.offsets_to_commit:
-            if error != NONE:
-                self._abortable()
+    def _on_offsets_added(self, ok: bool) -> None:
+        if not ok or not self.offsets_to_commit:
             self._maybe_end()
             return
         group, offset = self.offsets_to_commit.pop(0)
@@ -402,20 +428,36 @@ class TxnProducer:
         self._send_pending(_Pending("offset_commit", request, self.world.config.offsets_partition(group)))
 
     def _on_end(self, p: CoordinatorResponse) -> None:
-        if p.error != NONE:
-            self.state = FATAL_ERROR
-            return
         if self.world.config.transaction_version == 2 and (p.pid, p.epoch) != (self.pid, self.epoch):
             self.pid, self.epoch = p.pid, p.epoch
             self.partitions = {}
+        self._complete()
+
+    def _complete(self) -> None:
+        """TransactionManager.completeTransaction: READY, or, when an epoch bump is required,
+        INITIALIZING with an InitProducerId carrying the current (pid, epoch) (KIP-360)."""
         self.added = set()
         self.ctxn = -1
-        self.state = READY
+        self.last_error = NONE
+        if not self.bump_required:
+            self.state = READY
+            return
+        self.bump_required = False
+        self.state = INITIALIZING
+        request = InitPidRequest(self.txn_id, self.world.config.transaction_timeout_ms, self.pid, self.epoch)
+        self._send_coordinator("init", request)
 
-    def _abortable(self) -> None:
-        if self.state in (IN_TRANSACTION, COMMITTING):
+    def _abortable(self, error: int = NONE, bump: bool = False) -> None:
+        """TxnRequestHandler.abortableError (and abortableErrorIfPossible when ``bump``: Kafka's
+        coordinators since 2.5 support the bump, InitProducerId v3). Kafka's
+        transitionToAbortableError skips the transition while the transaction is being aborted
+        (state ABORTING), and from INITIALIZING it is valid (TransactionManager.isTransitionValid)."""
+        if bump and self.txn_id:
+            self.bump_required = True
+        if self.state in (IN_TRANSACTION, COMMITTING, INITIALIZING, ABORTABLE_ERROR):
             self.state = ABORTABLE_ERROR
             self.end_commit = None
+            self.last_error = error
 
     def _on_produce_response(self, p: TxnProduceResponse) -> None:
         batch = next(
