@@ -802,7 +802,7 @@ def log_mutation(rng: random.Random, data: bytes) -> tuple[bytes, str]:
         return b"\n".join(lines), "truncated lines"
     if choice == 1:  # a block of binary garbage, NULs included, where a line was
         size = rng.choice((16, 512, 4096, 65_536))
-        junk = bytes(rng.randrange(256) for _ in range(min(size, 4096))) * max(1, size // 4096)
+        junk = rng.randbytes(min(size, 4096)) * max(1, size // 4096)
         if rng.random() < 0.3:
             junk = b"\x00" * size
         i = rng.randrange(len(lines))

@@ -173,16 +173,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     if stats.unreadable:
         for message in stats.unreadable[:10]:
             print(f"error: {message}", file=sys.stderr)
-        return _error(
+        _error(
             f"{len(stats.unreadable)} input file(s) could not be read to their end (first: {stats.unreadable[0]}); "
             "no verdict (the report holds what was read)"
         )
-    if run.input_error:
-        return _error(
+    elif run.input_error:
+        _error(
             f"{stats.problem_count} known line(s) did not parse (first: "
             f"{stats.problems[0].file}:{stats.problems[0].line}); "
             "no verdict (use --lenient to count them as warnings)"
         )
+    return exit_code(run)
+
+
+def exit_code(run: Any) -> int:
+    """The gate's answer for a finished run: 2 when a file could not be read to its end or (without
+    --lenient) a known line did not parse, else 1 when a check is violated, else 0."""
+    if run.input_error:
+        return EXIT_ERROR
     return EXIT_VIOLATION if run.violations else EXIT_PASS
 
 

@@ -152,3 +152,24 @@ def test_fuzz_harness_log_damages_reach_the_command_line(tmp_path: Path) -> None
         if seen == wanted:
             break
     assert seen == wanted
+
+
+def test_fuzz_logs_library_pass_agrees_with_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 10^5-case logs fuzz (kconform.ci.fuzz_logs) runs each damaged log through the library
+    pass of ``logs check`` and samples through the command line in process and in a subprocess:
+    their exit codes agree, and a crash in the library pass is counted as a traceback."""
+    from kconform.ci import fuzz_logs
+    from kconform.ci.fuzzing import KINDS
+
+    samples = KINDS["logs"].samples(tmp_path / "samples")
+    tally = fuzz_logs.fuzz_logs(samples, 24, 5, tmp_path / "scratch", cli_every=4, subprocess_every=24)
+    assert tally.cases == 24 and tally.cli_cases == 6 and tally.subprocess_cases == 1
+    assert not tally.tracebacks and not tally.hangs and not tally.disagreements, tally.disagreements
+    assert sum(tally.exits.values()) == 24
+
+    def crash(path: Path, work: Path) -> int:
+        raise KeyError("planted")
+
+    monkeypatch.setattr(fuzz_logs, "library_case", crash)
+    broken = fuzz_logs.fuzz_logs(samples, 3, 5, tmp_path / "scratch2", cli_every=0, subprocess_every=0)
+    assert len(broken.tracebacks) == 3 and "KeyError" in broken.tracebacks[0]

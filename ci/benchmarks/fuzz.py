@@ -28,7 +28,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from kconform.ci.fuzzing import KINDS, fuzz_kind
+from kconform.ci.fuzz_logs import fuzz_logs
+from kconform.ci.fuzzing import KINDS, Tally, fuzz_kind
 
 DEFAULT_CASES = {
     "counterexample": 100_000,
@@ -40,10 +41,26 @@ DEFAULT_CASES = {
 }
 
 
-def _worker(job: tuple[str, list[str], int, int, str, float, float | None]) -> dict[str, Any]:
-    name, samples, cases, seed, scratch, hang_s, deadline = job
-    tally = fuzz_kind(KINDS[name], [Path(s) for s in samples], cases, seed, Path(scratch), hang_s, deadline=deadline)
-    return {
+def _worker(job: tuple[str, list[str], int, int, str, float, float | None, int, int]) -> dict[str, Any]:
+    name, samples, cases, seed, scratch, hang_s, deadline, cli_every, subprocess_every = job
+    extra: dict[str, Any] = {}
+    if name == "logs":
+        logs = fuzz_logs(
+            [Path(s) for s in samples], cases, seed, Path(scratch), hang_s, deadline, cli_every, subprocess_every
+        )
+        tally: Tally = logs
+        extra = {
+            "cli_cases": logs.cli_cases,
+            "cli_exits": {str(k): v for k, v in logs.cli_exits.items()},
+            "subprocess_cases": logs.subprocess_cases,
+            "disagreements": logs.disagreements[:20],
+            "disagreement_count": len(logs.disagreements),
+        }
+    else:
+        tally = fuzz_kind(
+            KINDS[name], [Path(s) for s in samples], cases, seed, Path(scratch), hang_s, deadline=deadline
+        )
+    return extra | {
         "cases": tally.cases,
         "exits": dict(tally.exits),
         "tracebacks": tally.tracebacks[:20],
@@ -64,8 +81,8 @@ def _merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"exits": Counter()}
     for part in parts:
         for key, value in part.items():
-            if key == "exits":
-                out["exits"].update({int(k): v for k, v in value.items()})
+            if key in ("exits", "cli_exits"):
+                out.setdefault(key, Counter()).update({int(k): v for k, v in value.items()})
             elif key == "slowest":
                 out["slowest"] = max(out.get("slowest", [0.0, ""]), value, key=lambda x: x[0])
             elif isinstance(value, list):
@@ -76,15 +93,35 @@ def _merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_kind(
-    name: str, cases: int, workers: int, seed: int, root: Path, hang_s: float, seconds: float | None = None
+    name: str,
+    cases: int,
+    workers: int,
+    seed: int,
+    root: Path,
+    hang_s: float,
+    seconds: float | None = None,
+    cli_every: int = 50,
+    subprocess_every: int = 2000,
 ) -> tuple[dict[str, Any], float]:
     """Fuzz one kind with ``cases`` cases split over ``workers`` processes, for at most about ``seconds``
-    after its samples are written; (merged tally, wall s)."""
+    after its samples are written; (merged tally, wall s). The ``logs`` kind runs every case through
+    the library pass of ``kconform logs check`` and every ``cli_every``-th / ``subprocess_every``-th
+    through the command line in process / in a subprocess (kconform.ci.fuzz_logs)."""
     samples = [str(p) for p in KINDS[name].samples(root / f"samples-{name}")]
     deadline = None if seconds is None else time.monotonic() + seconds
     shares = [cases // workers + (1 if i < cases % workers else 0) for i in range(workers)]
     jobs = [
-        (name, samples, n, seed * 1000 + i, str(root / f"scratch-{name}-{i}"), hang_s, deadline)
+        (
+            name,
+            samples,
+            n,
+            seed * 1000 + i,
+            str(root / f"scratch-{name}-{i}"),
+            hang_s,
+            deadline,
+            cli_every,
+            subprocess_every,
+        )
         for i, n in enumerate(shares)
         if n
     ]
@@ -173,6 +210,12 @@ def main() -> int:
     parser.add_argument("--hang", type=float, default=60.0, help="seconds before a case counts as hung")
     parser.add_argument("--refusal-events", type=int, default=1_000_000)
     parser.add_argument("--no-refusal", action="store_true")
+    parser.add_argument(
+        "--logs-cli-every", type=int, default=50, help="logs kind: every Nth case also through the command line"
+    )
+    parser.add_argument(
+        "--logs-subprocess-every", type=int, default=2000, help="logs kind: every Nth case also in a subprocess"
+    )
     parser.add_argument("--dir", type=Path, default=None, help="scratch directory (default: a temporary one)")
     args = parser.parse_args()
     cases = dict(DEFAULT_CASES)
@@ -191,7 +234,17 @@ def main() -> int:
     failed = False
     try:
         for name in args.kinds:
-            tally, wall = run_kind(name, cases[name], args.workers, args.seed, root, args.hang, seconds.get(name))
+            tally, wall = run_kind(
+                name,
+                cases[name],
+                args.workers,
+                args.seed,
+                root,
+                args.hang,
+                seconds.get(name),
+                args.logs_cli_every,
+                args.logs_subprocess_every,
+            )
             exits = tally["exits"]
             slow_s, slow_what = tally.get("slowest", [0.0, ""])
             print(
@@ -203,10 +256,22 @@ def main() -> int:
                 f"re-encodings with another exit {tally['reencoding_count']}; slowest {slow_s:.2f} s: {slow_what}; "
                 f"peak RSS {_peak_rss_mb():,.0f} MB, load {os.getloadavg()}"
             )
-            for key in ("tracebacks", "hangs", "missed", "reencoding"):
+            if "cli_cases" in tally:
+                print(
+                    f"  {name}: library pass on every case; command line in process on {tally['cli_cases']:,} "
+                    f"(exit 0 / 1 / 2 {', '.join(str(tally['cli_exits'].get(c, 0)) for c in (0, 1, 2))}), "
+                    f"in a subprocess on {tally['subprocess_cases']:,}; exit codes differing from the library "
+                    f"pass {tally['disagreement_count']}"
+                )
+            for key in ("tracebacks", "hangs", "missed", "reencoding", "disagreements"):
                 for line in tally.get(key, [])[:5]:
                     print(f"  {key}: {line}")
-            failed |= bool(tally["traceback_count"] or tally["hang_count"] or tally["missed_count"])
+            failed |= bool(
+                tally["traceback_count"]
+                or tally["hang_count"]
+                or tally["missed_count"]
+                or tally.get("disagreement_count")
+            )
         if not args.no_refusal:
             for what, value in refusal_seconds(root / "refusal", args.refusal_events).items():
                 print(

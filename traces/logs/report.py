@@ -110,12 +110,22 @@ def _check_json(check: Check, excerpts: dict[tuple[str, int], Path]) -> dict[str
     }
 
 
+def json_bytes(run: LogRun, excerpts: dict[tuple[str, int], Path] | None = None) -> bytes:
+    """``report.json``'s content."""
+    return (json.dumps(to_json(run, excerpts), indent=1) + "\n").encode()
+
+
 def write_json(run: LogRun, path: Path, excerpts: dict[tuple[str, int], Path] | None = None) -> None:
-    atomic_write_bytes(path, (json.dumps(to_json(run, excerpts), indent=1) + "\n").encode())
+    atomic_write_bytes(path, json_bytes(run, excerpts))
 
 
 def write_html(run: LogRun, path: Path) -> None:
-    """A self-contained page: the verdict table, then each finding with its witness lines."""
+    atomic_write_bytes(path, html_bytes(run))
+
+
+def html_bytes(run: LogRun) -> bytes:
+    """``report.html``'s content: a self-contained page, the verdict table, then each finding with its
+    witness lines."""
     esc = html.escape
     rows = []
     for c in run.checks:
@@ -157,4 +167,4 @@ def write_html(run: LogRun, path: Path) -> None:
         f"{''.join(sections)}<h2>Known lines that did not parse ({run.stats.problem_count})</h2><ol>{problems}</ol>"
         f"<h2>Lines not known, per logger</h2><table>{unknown}</table></body></html>\n"
     )
-    atomic_write_bytes(path, page.encode())
+    return page.encode()
