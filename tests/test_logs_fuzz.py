@@ -173,3 +173,51 @@ def test_fuzz_logs_library_pass_agrees_with_the_command_line(tmp_path: Path, mon
     monkeypatch.setattr(fuzz_logs, "library_case", crash)
     broken = fuzz_logs.fuzz_logs(samples, 3, 5, tmp_path / "scratch2", cli_every=0, subprocess_every=0)
     assert len(broken.tracebacks) == 3 and "KeyError" in broken.tracebacks[0]
+
+
+def test_state_is_bounded_by_structure_sizes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What grows with the input is capped with a counted overflow (sizes asserted, not RSS): a
+    check's state tables stop at MAX_KEYS keys (here lowered to 50) and count the rest, never raising
+    a finding for them; unknown loggers are counted by name up to MAX_LOGGERS and together beyond;
+    an enormous line is cut at MAX_LINE_BYTES and an observation's text at TEXT_LIMIT."""
+    from kconform.traces.logs.checks import base
+    from kconform.traces.logs.parse import MAX_LOGGERS
+    from kconform.traces.logs.run import check_paths
+
+    monkeypatch.setattr(base, "MAX_KEYS", 50)
+    path = tmp_path / "server.log"
+    with path.open("w") as f:
+        for p in range(1_000):  # 1,000 partitions a broker leads, twice each (epochs 0 then 1)
+            for epoch in (0, 1):
+                f.write(
+                    f"[2020-01-01 00:00:00,000] INFO [Partition t{p}-0 broker=1] t{p}-0 starts at Leader Epoch "
+                    f"{epoch} from offset 0. Previous Leader Epoch was: {epoch - 1} (kafka.cluster.Partition)\n"
+                )
+        for n in range(3 * MAX_LOGGERS):  # a log with many distinct loggers the suite does not know
+            f.write(f"[2020-01-01 00:00:00,000] INFO something (com.example.Logger{n})\n")
+        f.write("[2020-01-01 00:00:00,000] INFO [Partition big-0 broker=1] " + "x" * (4 * MAX_LINE_BYTES) + "\n")
+    run = check_paths([path])
+    per_broker = next(c for c in run.checks if c.name == "leader-epochs-increase-per-broker")
+    assert isinstance(per_broker, base.KeyedCheck)
+    assert len(per_broker.last) == 50 and per_broker.overflow == 2 * 1_000 - 2 * 50
+    assert per_broker.judged == 50 and not per_broker.findings
+    assert any("not remembered" in note for note in per_broker.notes)
+    one_leader = next(c for c in run.checks if c.name == "one-leader-per-leader-epoch")
+    assert one_leader.overflow == 2 * (1_000 - 50) and not one_leader.findings
+    assert len(run.stats.unknown) == MAX_LOGGERS + 1
+    assert sum(run.stats.unknown.values()) == 3 * MAX_LOGGERS + 1  # + the cut line, a record no parser knows
+    assert run.stats.read.cut_lines == 1
+    for check in run.checks:
+        assert not check.findings, check.name
+
+
+def test_capped_table_counts_what_it_drops() -> None:
+    from kconform.traces.logs.checks.base import Table
+
+    table: Table[str, set[int]] = Table(2)
+    table["a"] = {1}
+    table.setdefault("b", set()).add(2)
+    table.setdefault("c", set()).add(3)  # full: not stored, counted
+    table["c"] = {4}
+    table["a"] = {5}  # an existing key is updated
+    assert dict(table) == {"a": {5}, "b": {2}} and table.overflow == 2

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kconform.model.txn_graph import STATES
+from kconform.traces.logs.checks.base import MAX_KEYS, Table
 from kconform.traces.logs.kraft import MetadataParseError, is_metadata_payload, parse_payload
 from kconform.traces.logs.observations import (
     BATCH,
@@ -134,7 +135,7 @@ class DumpParser:
         self._count = 0
         self._held: Obs | None = None
         self._saw_batch_line = False
-        self._topics: dict[str, str] = {}  # KRaft topic id -> name (TOPIC_RECORDs of this dump)
+        self._topics: dict[str, str] = Table(MAX_KEYS)  # KRaft topic id -> name (TOPIC_RECORDs of this dump)
 
     # ---- public -------------------------------------------------------------------------------
 
@@ -185,7 +186,7 @@ class DumpParser:
         suffix = name.rsplit(".", 1)[-1] if "." in name else ""
         self.segment = _Segment(name=path, partition=partition_of_path(path), suffix=suffix)
         self._saw_batch_line = False
-        self._topics = {}
+        self._topics = Table(MAX_KEYS)
 
     def _obs(self, kind: str, number: int, text: str, **fields: Any) -> Obs:
         """An observation of line ``number`` (``text``) of this file, in its stream and partition."""

@@ -12,12 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from kconform.traces.logs.observations import Obs
 
 MAX_FINDINGS = 200
 """Findings kept per check (all are counted)."""
+
+MAX_KEYS = 1_000_000
+"""Keys one state table of a check remembers (partitions, streams, producers, sessions, epochs of a
+partition, ...). A new key arriving at a full table is not remembered: the observation is counted in
+the check's ``overflow`` (and noted in the report), and lines about that key are then judged as if
+it had not been seen, which never raises a finding on its own (every rule needs the remembered
+predecessor). What a check holds per key is bounded (one or two observations, each with its text cut
+at ``TEXT_LIMIT``, or a fixed-size tuple), so a check's memory is bounded by its tables' caps
+whatever the input's size."""
 
 VIOLATED = "violated"
 PASSED = "passed"
@@ -64,6 +73,36 @@ class Check:
         self.finding_count = 0
         self.findings: list[Finding] = []
         self.notes: list[str] = []
+        self.lists_overflow = 0
+        """Observations a capped list of this check (end-of-input candidates) could not keep."""
+        self._tables: list[Table[Any, Any]] = []
+
+    def table(self, cap: int | None = None) -> Table[Any, Any]:
+        """A new state table of this check, holding at most ``cap`` (default :data:`MAX_KEYS`) keys."""
+        made: Table[Any, Any] = Table(MAX_KEYS if cap is None else cap)
+        self._tables.append(made)
+        return made
+
+    def keep(self, items: list[Any], item: Any, cap: int) -> None:
+        """Append ``item`` to one of this check's lists unless it holds ``cap`` items (then count it)."""
+        if len(items) < cap:
+            items.append(item)
+        else:
+            self.lists_overflow += 1
+
+    @property
+    def overflow(self) -> int:
+        """Observations this check could not remember because a state table or list was full."""
+        return self.lists_overflow + sum(t.overflow for t in self._tables)
+
+    def overflow_note(self) -> str | None:
+        """The report's note when state was full (None when nothing overflowed)."""
+        if not self.overflow:
+            return None
+        return (
+            f"{self.overflow:,} observation(s) not remembered: a state table was full ({MAX_KEYS:,} keys) or a "
+            "list of end-of-input candidates was; lines about them were not judged"
+        )
 
     def observe(self, obs: Obs) -> None:
         raise NotImplementedError
@@ -107,13 +146,40 @@ class KeyedCheck(Check, Generic[K]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.last: dict[K, Obs] = {}
+        self.last: Table[K, Obs] = self.table()
 
     def swap(self, key: K, obs: Obs) -> Obs | None:
         """Record ``obs`` as the latest of ``key``; return the one it replaces (None: the first)."""
         prev = self.last.get(key)
         self.last[key] = obs
         return prev
+
+
+KT = TypeVar("KT", bound=Hashable)
+VT = TypeVar("VT")
+
+
+class Table(dict[KT, VT]):
+    """A dict that holds at most ``cap`` keys: storing a new key in a full table (by ``[]=`` or
+    ``setdefault``) stores nothing and counts one ``overflow``; existing keys are updated as usual.
+    ``setdefault`` on a full table returns the default, unstored, so callers' updates of it vanish."""
+
+    def __init__(self, cap: int) -> None:
+        super().__init__()
+        self.cap = cap
+        self.overflow = 0
+
+    def __setitem__(self, key: KT, value: VT) -> None:
+        if len(self) >= self.cap and key not in self:
+            self.overflow += 1
+            return
+        super().__setitem__(key, value)
+
+    def setdefault(self, key: KT, default: VT) -> VT:
+        if key in self:
+            return self[key]
+        self[key] = default
+        return default
 
 
 def run_checks(checks: Sequence[Check], observations: Iterable[Obs]) -> None:
@@ -127,3 +193,6 @@ def run_checks(checks: Sequence[Check], observations: Iterable[Obs]) -> None:
             check.observe(obs)
     for check in checks:
         check.finish()
+        note = check.overflow_note()
+        if note is not None:
+            check.notes.append(note)

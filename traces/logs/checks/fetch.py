@@ -17,6 +17,7 @@ from kconform.traces.logs.observations import FETCH_REQUEST, FETCH_RESPONSE, FET
 FINAL_EPOCH = -1
 INITIAL_EPOCH = 0
 MAX_EPOCH = (1 << 31) - 1
+MAX_PENDING_REQUESTS = 100_000
 """FetchMetadata.nextEpoch wraps from Integer.MAX_VALUE to 1."""
 
 
@@ -96,8 +97,11 @@ class FetchSessionEpochs(Check):
 
     def __init__(self) -> None:
         super().__init__()
-        self._last: dict[tuple[str, str, int | None], _Sent] = {}
+        self._last: dict[tuple[str, str, int | None], _Sent] = self.table()
         self._by_corr: dict[tuple[str, int], tuple[str, str, int | None]] = {}
+        """Requests awaiting their answer line; emptied at MAX_PENDING_REQUESTS (logs that print requests
+        but not answers, 1.1-2.x at DEBUG, would fill it: the answers of requests then forgotten are
+        not matched, which only leaves their next epoch unjudged)."""
         self._seen_req = ""
 
     def observe(self, obs: Obs) -> None:
@@ -112,7 +116,7 @@ class FetchSessionEpochs(Check):
             self._request(("req", obs.file + "#" + client, obs.node), obs)
             if obs.correlation is not None:
                 self._by_corr[(obs.file + "#" + client, obs.correlation)] = ("req", obs.file + "#" + client, obs.node)
-                if len(self._by_corr) > 100_000:
+                if len(self._by_corr) > MAX_PENDING_REQUESTS:
                     self._by_corr.clear()
             return
         if obs.kind == FETCH_RESPONSE:

@@ -60,8 +60,8 @@ class _PartitionReplay(Check):
 
     def __init__(self) -> None:
         super().__init__()
-        self._parts: dict[tuple[str, str, str], _Registration] = {}
-        self._topics: dict[tuple[str, str], Obs] = {}
+        self._parts: dict[tuple[str, str, str], _Registration] = self.table()
+        self._topics: dict[tuple[str, str], Obs] = self.table()
 
     def observe(self, obs: Obs) -> None:
         topic_id = obs.topic_id or ""

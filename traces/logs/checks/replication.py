@@ -49,8 +49,8 @@ class OneLeaderPerEpoch(Check):
 
     def __init__(self) -> None:
         super().__init__()
-        self._leader: dict[str, dict[int, Obs]] = {}
-        self._topic_id: dict[str, str] = {}
+        self._leader: dict[str, dict[int, Obs]] = self.table()
+        self._topic_id: dict[str, str] = self.table()
 
     def observe(self, obs: Obs) -> None:
         part = obs.partition
@@ -67,7 +67,7 @@ class OneLeaderPerEpoch(Check):
             self._topic_id[part] = obs.topic_id
         if obs.leader_epoch is None or obs.leader is None or obs.leader < 0:
             return
-        epochs = self._leader.setdefault(part, {})
+        epochs = self._leader.setdefault(part, self.table(MAX_EPOCHS))
         seen = epochs.get(obs.leader_epoch)
         if seen is None:
             epochs[obs.leader_epoch] = obs
@@ -234,6 +234,15 @@ class IsrChangesKeepLeader(Check):
             self.flag(f"{obs.partition}: leader {obs.node} removed itself from the ISR", [obs], obs.partition)
 
 
+MAX_EPOCHS = 100_000
+"""Leader epochs one-leader-per-leader-epoch remembers per partition (a partition's leader epoch grows
+by one per election: real partitions stay far below it)."""
+MAX_CANDIDATES = 100_000
+"""Truncations kept for the end-of-input judgements (the leader's answer against the epoch's
+announced start, truncations below the HW against unclean elections seen later)."""
+MAX_CHECKPOINT_ENTRIES = 10_000
+"""Entries of one leader-epoch-checkpoint replayed (a real cache holds one per leader epoch still in
+the log)."""
 MAX_CACHE_EVENTS = 200_000
 """Lines the own-cache rule of truncation-agrees-with-epoch-cache keeps for its end-of-input pass
 (as compact tuples: a few hundred bytes each, so memory stays bounded whatever the input's size)."""
@@ -315,18 +324,17 @@ class TruncationAgreesWithEpochAnswer(Check):
 
     def __init__(self) -> None:
         super().__init__()
-        self._starts: dict[tuple[str, int], Obs] = {}
+        self._starts: dict[tuple[str, int], Obs] = self.table()
         self._pending: list[Obs] = []
         self._events: list[_Line] = []
-        self._unclean: set[str | None] = set()
+        self._unclean: dict[str | None, bool] = self.table()
         """Partitions with an unclean election in the input (None: one that names no partition)."""
 
     def observe(self, obs: Obs) -> None:
         if obs.kind == UNCLEAN_ELECTION:
-            self._unclean.add(obs.partition)
+            self._unclean[obs.partition] = True
             return
-        if len(self._events) < MAX_CACHE_EVENTS:
-            self._events.append(_Line.of(obs))  # every kind this check takes but UNCLEAN_ELECTION
+        self.keep(self._events, _Line.of(obs), MAX_CACHE_EVENTS)  # every kind this check takes but UNCLEAN_ELECTION
         if obs.kind == LEADER_START:
             if obs.partition is not None and obs.leader_epoch is not None and obs.leo is not None:
                 # a broker restarted within an epoch prints it again with a later offset: keep the least
@@ -354,8 +362,7 @@ class TruncationAgreesWithEpochAnswer(Check):
                     [obs],
                     obs.partition,
                 )
-        if len(self._pending) < 100_000:
-            self._pending.append(obs)
+        self.keep(self._pending, obs, MAX_CANDIDATES)
 
     def finish(self) -> None:
         for obs in self._pending:
@@ -456,19 +463,18 @@ class NoTruncationBelowHighWatermark(Check):
 
     def __init__(self) -> None:
         super().__init__()
-        self._unclean: set[str | None] = set()
+        self._unclean: dict[str | None, bool] = self.table()
         self._candidates: list[Obs] = []
 
     def observe(self, obs: Obs) -> None:
         if obs.kind == UNCLEAN_ELECTION:
-            self._unclean.add(obs.partition)
+            self._unclean[obs.partition] = True
             return
         if obs.kind == TRUNCATION:
             self.judged += 1
             return
         self.judged += 1
-        if len(self._candidates) < 100_000:
-            self._candidates.append(obs)
+        self.keep(self._candidates, obs, MAX_CANDIDATES)
 
     def finish(self) -> None:
         for obs in self._candidates:
@@ -495,12 +501,15 @@ class EpochCheckpointValid(Check):
 
     def __init__(self) -> None:
         super().__init__()
-        self._cache: dict[str, tuple[EpochCache, Obs | None]] = {}
+        self._cache: dict[str, tuple[EpochCache, Obs | None]] = self.table()
 
     def observe(self, obs: Obs) -> None:
         if obs.leader_epoch is None or obs.offset is None:
             return
         cache, prev = self._cache.get(obs.stream, ((), None))
+        if len(cache) >= MAX_CHECKPOINT_ENTRIES:
+            self.lists_overflow += 1
+            return
         self.judged += 1
         if obs.leader_epoch < 0 or obs.offset < 0:
             self.flag(f"negative epoch or offset in ({obs.leader_epoch}, {obs.offset})", [obs], obs.partition)

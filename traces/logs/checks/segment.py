@@ -41,7 +41,7 @@ class OffsetsIncreasing(Check):
 
     def __init__(self) -> None:
         super().__init__()
-        self._prev: dict[str, _Prev] = {}
+        self._prev: dict[str, _Prev] = self.table()
 
     def observe(self, obs: Obs) -> None:
         base, last = obs.offset, obs.last_offset
@@ -75,13 +75,13 @@ class OffsetsContiguous(KeyedCheck[str]):
 
     def __init__(self) -> None:
         super().__init__()
-        self._compacted: set[str] = set()
+        self._compacted: dict[str, bool] = self.table()
 
     def observe(self, obs: Obs) -> None:
         if obs.offset is None or obs.last_offset is None:
             return
         if obs.compacted or _is_compacted_topic(obs.partition):
-            self._compacted.add(obs.stream)
+            self._compacted[obs.stream] = True
         if obs.stream in self._compacted:
             return
         prev = self.swap(obs.stream, obs)
@@ -137,11 +137,11 @@ class ProducerSequencesContiguous(KeyedCheck[tuple[str, int]]):
 
     def __init__(self) -> None:
         super().__init__()
-        self._compacted: set[str] = set()
+        self._compacted: dict[str, bool] = self.table()
 
     def observe(self, obs: Obs) -> None:
         if obs.compacted or _is_compacted_topic(obs.partition):
-            self._compacted.add(obs.stream)
+            self._compacted[obs.stream] = True
         pid, seq = obs.pid, obs.base_seq
         if obs.control or pid is None or pid < 0 or seq is None or seq < 0 or obs.stream in self._compacted:
             return
@@ -176,7 +176,7 @@ class ProducerEpochsNonDecreasing(Check):
 
     def __init__(self) -> None:
         super().__init__()
-        self._max: dict[tuple[str, int], Obs] = {}
+        self._max: dict[tuple[str, int], Obs] = self.table()
 
     def observe(self, obs: Obs) -> None:
         pid, epoch = obs.pid, obs.producer_epoch

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kconform.model.txn_graph import EXPIRATION_ALLOWED, STATES, is_valid_transition
-from kconform.traces.logs.checks.base import Check, KeyedCheck
+from kconform.traces.logs.checks.base import MAX_KEYS, Check, KeyedCheck
 from kconform.traces.logs.observations import BATCH, TXN_INDEX, TXN_INIT, TXN_LOG, TXN_TRANSITION, Obs
 
 DEFAULT_MAX_TXN_TIMEOUT_MS = 900_000
@@ -51,9 +51,9 @@ class TxnBatchesClosedByMarker(Check):
     def __init__(self, max_txn_timeout_ms: int = DEFAULT_MAX_TXN_TIMEOUT_MS) -> None:
         super().__init__()
         self.max_txn_timeout_ms = max_txn_timeout_ms
-        self._open: dict[tuple[str, int], _Open] = {}
-        self._open_in: dict[str, set[int]] = {}  # stream -> producers with an open transaction
-        self._latest: dict[str, Obs] = {}
+        self._open: dict[tuple[str, int], _Open] = self.table()
+        self._open_in: dict[str, set[int]] = self.table()  # stream -> producers with an open transaction
+        self._latest: dict[str, Obs] = self.table()
         self.open_at_end = 0
 
     def observe(self, obs: Obs) -> None:
@@ -83,7 +83,8 @@ class TxnBatchesClosedByMarker(Check):
         if obs.transactional:
             if current is None:
                 self._open[key] = _Open(obs, obs.producer_epoch if obs.producer_epoch is not None else -1)
-                self._open_in.setdefault(obs.stream, set()).add(pid)
+                if key in self._open:  # not when the table is full
+                    self._open_in.setdefault(obs.stream, set()).add(pid)
             elif obs.producer_epoch is not None and obs.producer_epoch > current.epoch:
                 current.epoch = obs.producer_epoch
             return
@@ -269,35 +270,45 @@ class AbortedIndexCoversAbortedBatches(Check):
 
     def __init__(self) -> None:
         super().__init__()
-        self._open: dict[tuple[str, int], Obs] = {}
-        self._aborted: dict[str, list[_Aborted]] = {}
-        self._index: dict[str, set[tuple[int, int]]] = {}
-        self._index_first: dict[str, dict[tuple[int, int], int]] = {}
+        self._open: dict[tuple[str, int], Obs] = self.table()
+        self._aborted: dict[str, list[_Aborted]] = self.table()
+        self._entries = 0
+        """Aborted transactions and index entries remembered (all partitions; at most MAX_KEYS)."""
+        self._index: dict[str, set[tuple[int, int]]] = self.table()
+        self._index_first: dict[str, dict[tuple[int, int], int]] = self.table()
 
     def observe(self, obs: Obs) -> None:
         part = obs.partition
         if part is None or obs.pid is None:
             return
         if obs.kind == TXN_INDEX:
-            if obs.last_offset is not None and obs.offset is not None:
+            if obs.last_offset is not None and obs.offset is not None and self._room():
                 self._index.setdefault(part, set()).add((obs.pid, obs.last_offset))
                 self._index_first.setdefault(part, {})[(obs.pid, obs.last_offset)] = obs.offset
             return
         key = (obs.stream, obs.pid)
         if obs.control:
             first = self._open.pop(key, None)
-            if first is not None and obs.marker == "ABORT":
+            if first is not None and obs.marker == "ABORT" and self._room():
                 self._aborted.setdefault(part, []).append(_Aborted(obs.pid, first, obs))
             return
         if obs.transactional and key not in self._open:
             self._open[key] = obs
 
+    def _room(self) -> bool:
+        """Whether one more aborted transaction or index entry may be remembered (else counted)."""
+        if self._entries >= MAX_KEYS:
+            self.lists_overflow += 1
+            return False
+        self._entries += 1
+        return True
+
     def finish(self) -> None:
         for part, aborted in self._aborted.items():
             index = self._index.get(part)
-            if index is None:
+            firsts = self._index_first.get(part)
+            if index is None or firsts is None:
                 continue
-            firsts = self._index_first[part]
             for txn in aborted:
                 self.judged += 1
                 entry = (txn.pid, txn.marker.offset if txn.marker.offset is not None else -1)
