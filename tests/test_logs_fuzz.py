@@ -204,6 +204,7 @@ def test_state_is_bounded_by_structure_sizes(tmp_path: Path, monkeypatch: pytest
     assert any("not remembered" in note for note in per_broker.notes)
     one_leader = next(c for c in run.checks if c.name == "one-leader-per-leader-epoch")
     assert one_leader.overflow == 2 * (1_000 - 50) and not one_leader.findings
+    assert len(one_leader._tables) == 2  # its two tables, none made per line
     assert len(run.stats.unknown) == MAX_LOGGERS + 1
     assert sum(run.stats.unknown.values()) == 3 * MAX_LOGGERS + 1  # + the cut line, a record no parser knows
     assert run.stats.read.cut_lines == 1

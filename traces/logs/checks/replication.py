@@ -67,10 +67,13 @@ class OneLeaderPerEpoch(Check):
             self._topic_id[part] = obs.topic_id
         if obs.leader_epoch is None or obs.leader is None or obs.leader < 0:
             return
-        epochs = self._leader.setdefault(part, self.table(MAX_EPOCHS))
+        epochs = self._leader.setdefault(part, {})
         seen = epochs.get(obs.leader_epoch)
         if seen is None:
-            epochs[obs.leader_epoch] = obs
+            if len(epochs) < MAX_EPOCHS:
+                epochs[obs.leader_epoch] = obs
+            else:
+                self.lists_overflow += 1
             return
         self.judged += 1
         if seen.leader != obs.leader:
