@@ -33,3 +33,28 @@ def test_fixture(name: str) -> None:
     assert not run.stats.problems, [str(p) for p in run.stats.problems]
     flagged = sorted(c.name for c in run.checks if c.fails)
     assert flagged == sorted(MANIFEST[name]["expect"]), [f.message for c in run.checks for f in c.findings]
+
+
+# What the real fixtures added for the header layouts and the KRaft controller show: the lines are read as
+# records of their logger (not counted as "(no log record)") and the facts they carry become observations.
+LAYOUTS = {
+    # the KRaft controller's own decisions (ReplicationControlManager 'Replayed PartitionRecord'): source in
+    # fixtures.json / SOURCES.md (search index file id 67040933795)
+    "state-change-3.6.2-kraft-controller-replayed-records.log": (
+        {"partition_state": 19},
+        "o.a.k.c.ReplicationControlManager",
+    ),
+    "server-0.11-spark-layout-embedded.log": ({"leader_start": 1}, "log.Log"),  # Spark's yy/MM/dd layout behind '>>>'
+    "server-3.6-kraft-migration-driver-trace.log": ({}, "org.apache.kafka.metadata.migration.KRaftMigrationDriver"),
+    "server-3.x-strimzi-kraft-quorum-class-line-layout.log": ({}, "NetworkClient"),  # %C{1}:%L - %m
+    "client-2.x-spring-sleuth-incremental-fetch.log": ({"fetch_session": 1}, "o.a.k.c.consumer.internals.Fetcher"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_real_layouts_are_read_as_records(name: str) -> None:
+    observations, logger = LAYOUTS[name]
+    run = check_paths([FIXTURES / name])
+    assert dict(run.stats.observations) == observations
+    assert logger in run.stats.unknown, dict(run.stats.unknown)
+    assert not any(c.findings for c in run.checks)

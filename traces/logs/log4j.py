@@ -1,11 +1,13 @@
 """Log record headers of Kafka's broker and client logs, whatever the layout.
 
-Kafka ships ``[%d] %p %m (%c)%n`` (config/log4j.properties since 0.8, log4j2.yaml in 4.x), but
-deployments use their own patterns (``%d{ISO8601} %p [%t] %c: %m``, logback's
+Kafka ships ``[%d] %p %m (%c)%n`` (config/log4j.properties since 0.8, log4j2.yaml in 4.x; its own
+test resources print ``(%c:%L)``), but
+deployments use their own patterns (``%d{ISO8601} %p [%t] %c: %m``, Spark's ``%d{yy/MM/dd HH:mm:ss} %p
+%c{1}: %m``, ``%d - %p [%t] - %m``, logback's
 ``HH:mm:ss.SSS [thread] LEVEL logger - msg``, Spring Boot's ``ts LEVEL pid --- [thread] logger : msg``,
 level-first ``%p %d %c - %m``, thread-first ``[%t] %d %F (line %L) %m`` (no level), JSON-less container
-layouts) and tools add prefixes
-(``docker compose`` service names, ``grep -H`` file names). The header is found by shape, not by
+layouts) and tools add prefixes (``docker compose`` service names, ``grep -H`` file names, ``>>>``
+console prompts). The header is found by shape, not by
 a configured pattern: a timestamp, a level word, and the logger either in trailing parentheses or
 before the message. Facts are then read from the message text (kconform.traces.logs.broker /
 client), which does not depend on the layout.
@@ -23,20 +25,30 @@ LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "FATAL")
 MAX_CONTINUATION = 20
 MAX_MESSAGE = 32 * 1024
 
-_PREFIX = re.compile(r"^(?:[\w.\-]+\s+\|\s|[\w.\-/]+\.log(?:\.[\w\-]+)?:(?=\[|\d)|\S+\s+\|\s)")
-_TS = r"(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?|\d\d:\d\d:\d\d[,.]\d{3})"
+_PREFIX = re.compile(r"^(?:[\w.\-]+\s+\|\s|[\w.\-/]+\.log(?:\.[\w\-]+)?:(?=\[|\d)|\S+\s+\|\s|>{1,3}\s+)")
+_TS = (
+    r"(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?|\d\d:\d\d:\d\d[,.]\d{3}"
+    r"|\d\d/\d\d/\d\d \d\d:\d\d:\d\d(?:[,.]\d{3})?)"
+)
 _LEVEL = r"(?P<level>TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)"
 # [2019-01-18 10:00:00,123] INFO msg (logger): the head only; the message is the rest of the line
 _KAFKA = re.compile(r"^\[(?P<ts>" + _TS + r")\]\s+" + _LEVEL + r"\s+")
-# 2019-01-18 10:00:00,123 INFO [thread] logger: msg | 10:00:00.123 [thread] DEBUG logger - msg
+# 2019-01-18 10:00:00,123 INFO [thread] logger: msg | 10:00:00.123 [thread] DEBUG logger - msg |
+# Spark's 20/10/20 12:11:50 INFO cluster.Partition: msg (embedded brokers in Spark tests) | "%d - %p [%t] - %m" |
+# "%d %p [%t] %C{1}:%L - %m" (Strimzi): 2025-07-03 10:52:41 INFO  [thread] NetworkClient:1072 - msg
 _OTHER = re.compile(
-    r"^(?P<ts>" + _TS + r")\s+(?:\[(?P<t1>[^\]]*)\]\s+)?" + _LEVEL + r"\s+(?:\[(?P<t2>[^\]]*)\]\s+)?"
-    r"(?:(?P<logger>[a-zA-Z_][\w.$]*\.[\w.$]+|[A-Z][\w$]+)\s*(?::|\s-)(?:\s|$))?"
+    r"^(?P<ts>" + _TS + r")\s+(?:-\s+)?(?:\[(?P<t1>[^\]]*)\]\s+)?" + _LEVEL + r"\s+(?:\[(?P<t2>[^\]]*)\]\s+)?"
+    r"(?:(?P<logger>[a-zA-Z_][\w.$]*\.[\w.$]+|[A-Z][\w$]+)(?::\d+)?\s*(?::|\s-)(?:\s|$))?"
 )
 # Spring Boot's default console layout: 2026-05-14T12:26:53.270Z  INFO 2530 --- [thread] logger : msg (with
-# an optional [application] column since Spring Boot 3.2); the logger column is padded and may be cut
+# an optional [application] column since Spring Boot 3.2, Sleuth's [app,trace,span,export] column before the
+# pid); the logger column is padded and may be cut
 _SPRING = re.compile(
-    r"^(?P<ts>" + _TS + r")\s+" + _LEVEL + r"\s+\d+\s+---\s+(?:\[[^\]]*\]\s*)+(?P<logger>[\w.$\-]+)\s*:(?:\s|$)"
+    r"^(?P<ts>"
+    + _TS
+    + r")\s+"
+    + _LEVEL
+    + r"\s+(?:\[[^\]]*\]\s+)?\d+\s+---\s+(?:\[[^\]]*\]\s*)+(?P<logger>[\w.$\-]+)\s*:(?:\s|$)"
 )
 # level first, e.g. log4j "%p %d{...} %c - %m": INFO 2020-12-17 16:32:15,053 org.apache.kafka.clients.X - msg
 # (text glued to the timestamp, such as the '(yyyy-MM-dd HH:mm:ss}' a mistyped date pattern prints, is skipped)
@@ -55,7 +67,7 @@ _THREAD_FIRST = re.compile(
     + _LEVEL.replace("level", "level2")
     + r"\s+)?(?P<logger>[\w$]+)\.(?:java|scala)(?::\d+| \(line \d+\))\s+(?:-\s+)?"
 )
-_TRAILING_LOGGER = re.compile(r"[\w.$\-]+")
+_TRAILING_LOGGER = re.compile(r"[\w.$\-]+(?::\d+)?")
 
 
 def _split_trailing_logger(rest: str) -> tuple[str, str]:
@@ -64,7 +76,7 @@ def _split_trailing_logger(rest: str) -> tuple[str, str]:
     if body.endswith(")"):
         i = body.rfind(" (")
         if i >= 0 and _TRAILING_LOGGER.fullmatch(body[i + 2 : -1]):
-            return body[:i].rstrip(), body[i + 2 : -1]
+            return body[:i].rstrip(), body[i + 2 : -1].split(":", 1)[0]  # (%c:%L): the logger without its line
     return body, ""
 
 
