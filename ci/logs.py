@@ -113,6 +113,7 @@ def junit_cases(run: Any) -> list[JUnitCase]:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.text import Text
 
     from kconform.traces.logs.checks import check_names
     from kconform.traces.logs.checks.txn import DEFAULT_MAX_TXN_TIMEOUT_MS
@@ -148,9 +149,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     console.print(summary_table(run))
     for check in run.checks:
         for note in check.notes:
-            console.print(f"{check.name}: {note}")
+            console.print(f"{check.name}: {note}", markup=False)
         for index, finding in enumerate(check.findings[:3]):
-            console.print(f"[bold red]{check.name}[/]: {finding.message}", highlight=False)
+            # the message quotes the input (partition names, ...): never read as rich markup
+            console.print(Text.assemble((check.name, "bold red"), f": {finding.message}"), highlight=False)
             for w in finding.witnesses:
                 console.print(f"    {w.file}:{w.line}: {w.text}", highlight=False, markup=False)
             if (check.name, index) in excerpts:

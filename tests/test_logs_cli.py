@@ -122,3 +122,20 @@ def test_spark_pass_agrees_with_the_single_process_checks(tmp_path: Path) -> Non
     corpus = check_corpus(tmp_path / "corpus", engine="spark", master="local[2]")
     expected = [(c.name, c.status, c.judged, c.finding_count) for c in single.checks]
     assert _verdicts(corpus.rows()) == _verdicts(expected)
+
+
+def test_input_text_is_never_read_as_console_markup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A finding's message quotes the input (a partition name here); text that looks like rich markup
+    ('[/x]', '[bold]') is printed as it is. Before, '[/x]' crashed the command (MarkupError)."""
+    log = tmp_path / "[bold]server.log"
+    log.write_text(
+        "[2020-01-01 00:00:00,000] INFO [Partition t[/x]-0 broker=1] Shrinking ISR from 1,2 to 1,2,3 "
+        "(kafka.cluster.Partition)\n"
+        "[2020-01-01 00:00:00,000] INFO [Partition t[bold]-0 broker=1] Shrinking ISR from 1,2 to 1,2,3 "
+        "(kafka.cluster.Partition)\n"
+        "[2020-01-01 00:00:00,000] INFO unknown [/z] (com.example.X)\n"
+    )
+    assert main(["logs", "check", str(log), "--out", str(tmp_path / "out")]) == 1
+    captured = capsys.readouterr()
+    assert "internal error" not in captured.err
+    assert "t[/x]-0: ISR 'shrink'" in captured.out and "t[bold]-0: ISR 'shrink'" in captured.out

@@ -48,13 +48,13 @@ def input_table(run: LogRun, top: int = 15) -> Table:
     table.add_row("files", f"{s.read.files:,}")
     table.add_row("lines", f"{s.read.lines:,}")
     for name in s.read.binary_files[:5]:
-        table.add_row(f"skipped binary file {name}", "")
+        table.add_row(Text(f"skipped binary file {name}"), "")
     if s.read.cut_lines:
         table.add_row("over-long lines cut", f"{s.read.cut_lines:,}")
     for kind, n in sorted(s.observations.items()):
-        table.add_row(f"observations: {kind}", f"{n:,}")
+        table.add_row(Text(f"observations: {kind}"), f"{n:,}")
     for logger, n in s.unknown.most_common(top):
-        table.add_row(f"not known: {logger}", f"{n:,}")
+        table.add_row(Text(f"not known: {logger}"), f"{n:,}")
     if len(s.unknown) > top:
         table.add_row(
             f"not known: {len(s.unknown) - top} more loggers", f"{sum(n for _, n in s.unknown.most_common()[top:]):,}"
