@@ -20,6 +20,7 @@ Kafka's answers, by the check that gives them:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -28,9 +29,10 @@ import pytest
 from kconform.conformance.judge import NON_CONFORMANCE
 from kconform.conformance.replication import scenarios as rscen
 from kconform.conformance.runner import LockstepRun
-from kconform.conformance.txn.scenarios import ADVERSARIAL_PRODUCER, run_scenario
+from kconform.conformance.txn.scenarios import ADVERSARIAL_END_TXN, ADVERSARIAL_PRODUCER, run_scenario
 from kconform.impl.replication.cluster import ReferenceCluster
 from kconform.impl.replication.partition import Partition
+from kconform.impl.txn import coordinator as txn_coordinator
 from kconform.impl.txn import log as txn_log
 from kconform.impl.txn.cluster import TxnCluster
 from kconform.model.config import ReplicationConfig
@@ -173,6 +175,116 @@ def test_without_the_rogue_batches_the_planted_bugs_go_unseen(bug: str, monkeypa
     scenario = type(ADVERSARIAL_PRODUCER)("well-behaved", "", (), well_behaved)
     run = run_scenario(TxnCluster(), scenario, TxnConfig(), frozenset())
     assert run.failure is None, run.failure
+
+
+# Out-of-order EndTxn (``rogue_end_txn``) -------------------------------------------------------
+
+END_TXN_ANSWERS = {
+    # (epoch, commit, error, state) of every EndTxn the coordinator (broker 1) handled, in order;
+    # TransactionCoordinator.handleEndTransaction (kafka-facts section 1.5)
+    0: [
+        (0, True, ev.INVALID_TXN_STATE, "Empty"),  # a commit with nothing open
+        (1, False, ev.PRODUCER_FENCED, "Empty"),  # a future epoch
+        (0, True, ev.NONE, "PrepareCommit"),  # the client's own commit
+        (0, True, ev.CONCURRENT_TRANSACTIONS, "PrepareCommit"),  # a second one, markers in flight
+        (0, True, ev.NONE, "CompleteCommit"),  # a retry of a completed commit
+        (0, False, ev.NONE, "PrepareAbort"),  # the client's own abort
+        (0, True, ev.INVALID_TXN_STATE, "CompleteAbort"),  # a commit of an aborted transaction
+        (0, True, ev.NONE, "PrepareCommit"),  # the client's last commit
+    ],
+    2: [
+        (0, True, ev.INVALID_TXN_STATE, "Empty"),
+        (1, False, ev.PRODUCER_FENCED, "Empty"),
+        (0, True, ev.NONE, "PrepareCommit"),  # bumps the epoch to 1
+        (0, True, ev.CONCURRENT_TRANSACTIONS, "PrepareCommit"),  # a retry (epoch + 1 stored)
+        (1, True, ev.INVALID_TXN_STATE, "CompleteCommit"),  # a new commit at the current epoch
+        (0, True, ev.NONE, "CompleteCommit"),  # a retry of the completed commit
+        (0, False, ev.INVALID_TXN_STATE, "CompleteCommit"),  # a retry with the other flag
+        (1, False, ev.NONE, "PrepareAbort"),
+        (2, True, ev.INVALID_TXN_STATE, "CompleteAbort"),
+        (2, True, ev.NONE, "PrepareCommit"),
+    ],
+}
+
+
+def _end_txn_run(tv: int, scenario: Any = ADVERSARIAL_END_TXN) -> LockstepRun:
+    return run_scenario(TxnCluster(), scenario, TxnConfig(transaction_version=tv), frozenset())
+
+
+@pytest.mark.parametrize("tv", [0, 2])
+def test_out_of_order_end_txn_is_answered_as_kafka_and_the_model_agrees(tv: int) -> None:
+    run = _end_txn_run(tv)
+    assert run.failure is None, run.failure
+    handled = [e for step in run.steps for e in step.events if isinstance(e, ev.EndTxnHandled)]
+    assert [(e.node, e.error) for e in handled if e.node != 1] == [(0, ev.NOT_COORDINATOR)]
+    assert [(e.epoch, e.commit, e.error, e.state) for e in handled if e.node == 1] == END_TXN_ANSWERS[tv]
+
+
+def test_a_rogue_end_txn_without_a_producer_id_or_transactional_id_is_not_sent() -> None:
+    cluster = TxnCluster()
+    try:
+        cluster.reset(TxnConfig(), 0, frozenset())
+        cluster.apply(ops.InitProducer(15, ""))
+        cluster.apply(ops.Settle(100))
+        for op in (
+            ops.RogueEndTxn(15, -1, 1, True),  # an idempotent producer has no transaction
+            ops.RogueEndTxn(3, -1, 1, True),  # no such client
+            ops.RogueEndTxn(15, 7, 1, True),  # no such broker
+        ):
+            cluster.apply(op)
+            assert cluster.apply(ops.Settle(100)) == [], op
+        cluster.apply(ops.InitProducer(0, "txn-1"))
+        cluster.apply(ops.RogueEndTxn(0, -1, 1, True))  # before its InitProducerId is answered
+        handled = [e for e in cluster.apply(ops.Settle(100)) if isinstance(e, ev.EndTxnHandled)]
+        assert handled == []
+    finally:
+        cluster.close()
+
+
+def _no_epoch_check(original: Planted) -> Planted:
+    def end(self: Any, req: Any) -> Any:
+        meta = self.txns.get(req.txn_id)
+        return original(self, dataclasses.replace(req, epoch=meta.epoch) if meta is not None else req)
+
+    return end
+
+
+def _completed_answers_none(original: Planted) -> Planted:
+    def by_state(self: Any, txn_id: str, meta: Any, commit: bool) -> int:
+        if meta.state in (txn_coordinator.COMPLETE_COMMIT, txn_coordinator.COMPLETE_ABORT):
+            return ev.NONE
+        return int(original(self, txn_id, meta, commit))
+
+    return by_state
+
+
+def _second_commit_accepted(original: Planted) -> Planted:
+    def by_state(self: Any, txn_id: str, meta: Any, commit: bool) -> int:
+        if meta.state == txn_coordinator.PREPARE_COMMIT and commit:
+            return ev.NONE
+        return int(original(self, txn_id, meta, commit))
+
+    return by_state
+
+
+END_TXN_PLANTED = {
+    "no producer-epoch check on EndTxn (TV0)": ("_end_txn_v0", _no_epoch_check, 0),
+    "EndTxn on a completed transaction always NONE": ("_end_by_state", _completed_answers_none, 0),
+    "a second commit while the markers are in flight NONE": ("_end_by_state", _second_commit_accepted, 2),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(END_TXN_PLANTED))
+def test_a_planted_coordinator_bug_on_the_end_txn_path_is_caught(bug: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    name, plant, tv = END_TXN_PLANTED[bug]
+    cls = txn_coordinator.TxnCoordinator
+    monkeypatch.setattr(cls, name, plant(getattr(cls, name)))
+    run = _end_txn_run(tv)
+    assert run.failure is not None, f"{bug}: not caught"
+    assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, "end_txn_handled"), run.failure
+    well_behaved = tuple(op for op in ADVERSARIAL_END_TXN.ops if not isinstance(op, ops.RogueEndTxn))
+    near_miss = _end_txn_run(tv, type(ADVERSARIAL_END_TXN)("well-behaved", "", (), well_behaved))
+    assert near_miss.failure is None, near_miss.failure  # only the rogue EndTxn requests expose it
 
 
 # The replication slice: an adversarial consumer (``rogue_fetch``) ------------------------------

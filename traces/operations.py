@@ -256,6 +256,28 @@ class RogueProduce(Operation):
 
 
 @dataclass(frozen=True)
+class RogueEndTxn(Operation):
+    """An adversarial client (issue 17): ``client``'s producer id sends an EndTxn out of order, at
+    any moment of its transaction (none open, one open, one being committed or aborted, one just
+    ended), with its epoch shifted by ``epoch_delta`` (stale or future), committing or aborting,
+    to ``broker`` (-1: the coordinator; another broker: NOT_COORDINATOR unless it coordinates).
+    TransactionCoordinator.handleEndTransaction answers by its own checks (producer id and epoch,
+    then the state table: INVALID_TXN_STATE, CONCURRENT_TRANSACTIONS, PRODUCER_FENCED, or NONE for
+    a retry of what is already complete); the client ignores the answer. Ignored before the client
+    has a producer id and for a non-transactional client. A shift of one either way is always
+    fenced while the client's own transaction is open (the coordinator holds the client's epoch
+    then), so it never ends a transaction the client is still writing; a shift of 0 while one is
+    open is the client's own commit or abort sent behind its back (the gate's machine draws -1
+    and 1 only; the zoo sends 0 only when no transaction is open)."""
+
+    kind: ClassVar[str] = "rogue_end_txn"
+    client: int
+    broker: int
+    epoch_delta: int
+    commit: bool
+
+
+@dataclass(frozen=True)
 class CommitTxn(Operation):
     """``client`` commits: EndTxn(commit) once its batches and offset commits are answered."""
 
@@ -457,6 +479,7 @@ OPERATION_TYPES: dict[str, type[Operation]] = {
         BeginTxn,
         Send,
         RogueProduce,
+        RogueEndTxn,
         CommitTxn,
         AbortTxn,
         SendOffsets,

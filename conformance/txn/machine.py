@@ -50,7 +50,8 @@ FAMILIES = (
 sends, commits and aborts, new producer instances, consumers, healthy runs, HW advances and small
 clock steps are always on; "zombie" lets older instances keep acting after being fenced,
 "liveness" adds Quiesce (deliver everything, then every transaction must have ended);
-"adversarial" adds the batches a buggy, old or malicious client sends (``rogue_produce``)."""
+"adversarial" adds the batches a buggy, old or malicious client sends (``rogue_produce``) and its
+EndTxn requests out of order with a stale or future epoch (``rogue_end_txn``)."""
 ROGUE_SEQ_DELTAS = (-3, -1, 0, 1, 2)
 """Sequence shifts of a rogue batch: a replay of an older range (a duplicate when it matches one
 of the last 5 batches exactly, else OUT_OF_ORDER_SEQUENCE_NUMBER), a gap, and 0 (with an epoch
@@ -154,6 +155,17 @@ def rules(base: type[SliceMachine], cfg: TxnConfig) -> type[SliceMachine]:
             client = IDEMPOTENT_CLIENT if use_idempotent else self._client(back)
             broker = broker if broker < cfg.brokers else -1
             self._do(ops.RogueProduce(client, partition, broker, seq_delta, epoch_delta, count))
+
+        @precondition(lambda self: "adversarial" in self.families)
+        @rule(broker=st.sampled_from(ROGUE_BROKERS), epoch_delta=st.sampled_from((-1, 1)), commit=st.booleans())
+        def rogue_end_txn(self, broker: int, epoch_delta: int, commit: bool) -> None:
+            """An EndTxn out of order, of a stale or future epoch, from the newest instance (issue 17;
+            TransactionCoordinator.handleEndTransaction's checks answer it). Never from an older
+            instance: its epoch + 1 may be the newest one's, and Kafka's coordinator would then end
+            the newest instance's open transaction behind its back, which is Kafka's behaviour but
+            not a client bug the slice's client-transaction invariants describe."""
+            broker = broker if broker < cfg.brokers else -1
+            self._do(ops.RogueEndTxn(self._client(0), broker, epoch_delta, commit))
 
         # Consumers and offsets ----------------------------------------------------------------
 

@@ -186,6 +186,44 @@ def ADVERSARIAL_PRODUCER() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "adversarial-end-txn", mutants=())
+def ADVERSARIAL_END_TXN() -> tuple[o.Operation, ...]:
+    """Issue 17 (adversarial clients): EndTxn requests out of order, answered by
+    TransactionCoordinator.handleEndTransaction's checks (producer id and epoch, then the state
+    table of kafka-facts section 1.5): a commit with nothing open (INVALID_TXN_STATE), a future
+    and a stale epoch (PRODUCER_FENCED; under TV2 the stale one on a completed transaction is a
+    retry, NONE or INVALID_TXN_STATE by its commit flag), one to a broker that does not coordinate
+    the id (NOT_COORDINATOR), a second commit while the first one's markers are in flight
+    (CONCURRENT_TRANSACTIONS) and a commit of an aborted transaction (INVALID_TXN_STATE); the
+    client's own transactions go on and commit."""
+    return (
+        *_INIT,
+        o.RogueEndTxn(PRODUCER, -1, 0, True),
+        o.RogueEndTxn(PRODUCER, -1, 1, False),
+        o.Settle(100),
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-0", 1),
+        o.Settle(100),
+        o.RogueEndTxn(PRODUCER, -1, -1, True),
+        o.RogueEndTxn(PRODUCER, 0, 1, False),
+        o.Settle(100),
+        o.CommitTxn(PRODUCER),
+        o.Settle(1),
+        o.RogueEndTxn(PRODUCER, -1, 0, True),
+        o.RogueEndTxn(PRODUCER, -1, -1, False),
+        o.Settle(1000),
+        o.RogueEndTxn(PRODUCER, -1, 0, True),
+        o.RogueEndTxn(PRODUCER, -1, -1, True),
+        o.RogueEndTxn(PRODUCER, -1, -1, False),
+        o.Settle(100),
+        *_txn((("t-0", 1),), commit=False),
+        o.RogueEndTxn(PRODUCER, -1, 0, True),
+        o.Settle(100),
+        *_txn((("t-1", 1),), commit=True),
+        *_read(),
+    )
+
+
 @declare(Scenario, "read-committed-during-open-txn", mutants=("lso-ignores-ongoing", "lso-off-by-one"))
 def READ_COMMITTED_DURING_OPEN_TXN() -> tuple[o.Operation, ...]:
     """Redpanda #3036 (KIP-98 last stable offset): a transaction has records on t-0 below the HW and is
@@ -417,6 +455,7 @@ SCENARIOS: dict[str, Scenario] = {
         FAILOVER_AFTER_PREPARE,
         DELAYED_FETCH_BEYOND_LSO,
         ADVERSARIAL_PRODUCER,
+        ADVERSARIAL_END_TXN,
         EPOCH_EXHAUSTION,
     )
 }

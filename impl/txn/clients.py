@@ -235,6 +235,19 @@ class TxnProducer:
         self.world.network.send(self.node, dst, request)
         return True
 
+    def rogue_end_txn(self, broker: int, epoch_delta: int, commit: bool) -> None:
+        """Send an EndTxn an adversarial client may send (operation ``rogue_end_txn``): this
+        producer's id, its epoch shifted by ``epoch_delta``, at whatever moment of its transaction,
+        to the coordinator (``broker`` -1) or another broker. Its answer finds no pending request
+        of this producer and is ignored. Nothing is sent before the producer has an id, without a
+        transactional id, or when the shifted epoch is not an int16 epoch."""
+        epoch = self.epoch + epoch_delta
+        if not self.txn_id or self.pid < 0 or not 0 <= epoch <= INT16_MAX:
+            return
+        coordinator = self.world.metadata.leaders[self.world.config.state_partition(self.txn_id)]
+        dst = coordinator if broker < 0 else broker
+        self.world.network.send(self.node, dst, EndTxnRequest(self.txn_id, self.pid, epoch, commit, -1))
+
     def send_offsets(self, group: str, offset: TopicOffset) -> None:
         if not self.txn_id or self.state != IN_TRANSACTION:
             return

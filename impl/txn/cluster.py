@@ -25,6 +25,7 @@ from kconform.traces.operations import (
     MoveCoordinator,
     Operation,
     Quiesce,
+    RogueEndTxn,
     RogueProduce,
     Send,
     SendOffsets,
@@ -106,6 +107,10 @@ class TxnSimulation(Simulation[TxnWorld]):
                 rids = tuple(range(self.next_rid, self.next_rid + op.count))
                 if producer.rogue_produce(op.partition, op.broker, op.seq_delta, op.epoch_delta, rids):
                     self.next_rid += op.count
+        elif isinstance(op, RogueEndTxn):
+            producer = self.producers.get(op.client)
+            if producer is not None and op.broker < cfg.brokers:
+                producer.rogue_end_txn(op.broker, op.epoch_delta, op.commit)
         elif isinstance(op, CommitTxn | AbortTxn):
             producer = self.producers.get(op.client)
             if producer is not None:
