@@ -8,8 +8,10 @@ from kconform.conformance.judge import INVARIANT_VIOLATION, NON_CONFORMANCE
 from kconform.conformance.replication.scenarios import FAST_FAILOVER, SCENARIOS, Scenario
 from kconform.conformance.scenarios import declare, run_scenario
 from kconform.impl import ReferenceCluster
+from kconform.impl.replication.log import ReplicaLog
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces import operations as o
+from kconform.traces.events import Entry
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
@@ -41,6 +43,41 @@ def test_rejoin_before_epoch_start_catches_the_early_isr_expand_mutant() -> None
     run = run_scenario(ReferenceCluster(), scenario, ReplicationConfig(), frozenset({"early-isr-expand"}))
     assert run.failure is not None
     assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, "isr_change_proposed")
+
+
+def _epochs_not_persisted(self: ReplicaLog, entry: Entry) -> None:
+    """A planted bug: an append's new epoch goes into the in-memory cache only (no checkpoint write)."""
+    self.entries.append(entry)
+    self.epochs.assign(entry.epoch, entry.offset)
+    if self.sync_appends:
+        self.disk.append(entry)
+
+
+def _entries_not_persisted(self: ReplicaLog, entry: Entry) -> None:
+    """A planted bug: an append under log.flush.interval.ms 0 (sync) never reaches the disk."""
+    self.entries.append(entry)
+    self.epochs.assign(entry.epoch, entry.offset)
+    self.disk.write_epochs(self.epochs.snapshot())
+
+
+PERSISTENCE_BUGS = {
+    "epoch cache not checkpointed": (_epochs_not_persisted, "fetch_sent"),
+    "synchronous append not written": (_entries_not_persisted, "broker_restarted"),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(PERSISTENCE_BUGS))
+def test_follower_restart_catches_what_a_restart_loses(bug: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    scenario = SCENARIOS["follower-restart"]
+    plant, caught_at = PERSISTENCE_BUGS[bug]
+    monkeypatch.setattr(ReplicaLog, "append", plant)
+    run = run_scenario(ReferenceCluster(), scenario, ReplicationConfig(), frozenset())
+    assert run.failure is not None
+    assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, caught_at), run.failure
+    # the near miss: the same writes and leader moves without the crash and restart pass
+    kept = tuple(op for op in scenario.ops if not isinstance(op, o.Crash | o.Restart))
+    near_miss = run_scenario(ReferenceCluster(), Scenario("no-restart", "", 3, kept), ReplicationConfig(), frozenset())
+    assert near_miss.failure is None, near_miss.failure
 
 
 def test_declare_makes_a_scenario_from_a_documented_function() -> None:

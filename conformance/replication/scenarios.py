@@ -111,6 +111,37 @@ def ADVERSARIAL_CONSUMER() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "follower-restart", min_replicas=3)
+def FOLLOWER_RESTART() -> tuple[o.Operation, ...]:
+    """Durability across a restart (log.flush.interval.ms: appends written before they are
+    acknowledged; LeaderEpochFileCache.assign flushes the leader-epoch checkpoint file on every new
+    epoch, and log recovery reloads it and truncates it at the recovered end, KAFKA-7415's file):
+    follower 2 holds records of epochs 0 and 1, crashes and restarts (its recovered end and HW are
+    the model's), then
+    fetches again (its last fetched epoch comes from the recovered cache, KIP-320) and becomes the
+    leader of epoch 2, answering the old leader's epoch query from that cache (KIP-279). Random
+    search reaches a follower restart after its writes, then its leadership, rarely."""
+    return (
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Run(1000),
+        o.MoveLeader(1),
+        o.Run(1000),
+        o.Produce(2, -1),
+        o.Run(1000),
+        o.Run(3000),
+        o.Crash(2),
+        o.Restart(2),
+        o.Run(1000),
+        o.Run(3000),
+        o.MoveLeader(2),
+        o.Run(1000),
+        o.Run(3000),
+        o.Produce(3, -1),
+        o.Run(3000),
+    )
+
+
 @declare(Scenario, "delayed-fetch", min_replicas=2)
 def DELAYED_FETCH() -> tuple[o.Operation, ...]:
     """DelayedFetch's completion triggers (KAFKA-14334, KAFKA-3159; DelayedFetch.tryComplete): a
@@ -145,7 +176,7 @@ def DELAYED_FETCH() -> tuple[o.Operation, ...]:
 
 
 SCENARIOS: dict[str, Scenario] = {
-    s.name: s for s in (FAST_FAILOVER, REJOIN_BEFORE_EPOCH_START, ADVERSARIAL_CONSUMER, DELAYED_FETCH)
+    s.name: s for s in (FAST_FAILOVER, REJOIN_BEFORE_EPOCH_START, ADVERSARIAL_CONSUMER, FOLLOWER_RESTART, DELAYED_FETCH)
 }
 
 
