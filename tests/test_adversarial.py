@@ -218,6 +218,12 @@ def test_out_of_order_end_txn_is_answered_as_kafka_and_the_model_agrees(tv: int)
     handled = [e for step in run.steps for e in step.events if isinstance(e, ev.EndTxnHandled)]
     assert [(e.node, e.error) for e in handled if e.node != 1] == [(0, ev.NOT_COORDINATOR)]
     assert [(e.epoch, e.commit, e.error, e.state) for e in handled if e.node == 1] == END_TXN_ANSWERS[tv]
+    added = [e for step in run.steps for e in step.events if isinstance(e, ev.AddPartitionsHandled)]
+    during_prepare = [(e.epoch, e.error) for e in added if e.state == "PrepareCommit"]
+    # handleAddPartitionsToTransaction: the epoch check first, then Prepare* is CONCURRENT_TRANSACTIONS;
+    # under TV2 the coordinator's epoch is already the client's + 1 while the markers are in flight
+    conc, fenced = ev.CONCURRENT_TRANSACTIONS, ev.PRODUCER_FENCED
+    assert during_prepare == ([(0, conc), (1, fenced)] if tv == 0 else [(0, fenced), (1, conc)])
 
 
 def test_a_rogue_end_txn_without_a_producer_id_or_transactional_id_is_not_sent() -> None:
@@ -267,22 +273,40 @@ def _second_commit_accepted(original: Planted) -> Planted:
     return by_state
 
 
+def _add_during_prepare(original: Planted) -> Planted:
+    def add(self: Any, txn_id: str, pid: int, epoch: int, partitions: set[str]) -> tuple[int, str]:
+        meta = self.txns.get(txn_id)
+        if meta is not None and meta.state in txn_coordinator.PREPARE and (meta.pid, meta.epoch) == (pid, epoch):
+            return ev.NONE, meta.state  # the Prepare* guard gone: the request is accepted
+        return original(self, txn_id, pid, epoch, partitions)  # type: ignore[no-any-return]
+
+    return add
+
+
 END_TXN_PLANTED = {
-    "no producer-epoch check on EndTxn (TV0)": ("_end_txn_v0", _no_epoch_check, 0),
-    "EndTxn on a completed transaction always NONE": ("_end_by_state", _completed_answers_none, 0),
-    "a second commit while the markers are in flight NONE": ("_end_by_state", _second_commit_accepted, 2),
+    "no producer-epoch check on EndTxn (TV0)": ("_end_txn_v0", _no_epoch_check, 0, "end_txn_handled"),
+    "EndTxn on a completed transaction always NONE": ("_end_by_state", _completed_answers_none, 0, "end_txn_handled"),
+    "a second commit while the markers are in flight NONE": (
+        "_end_by_state",
+        _second_commit_accepted,
+        2,
+        "end_txn_handled",
+    ),
+    "AddPartitions accepted during Prepare (TV0)": ("_add", _add_during_prepare, 0, "add_partitions_handled"),
+    "AddPartitions accepted during Prepare (TV2)": ("_add", _add_during_prepare, 2, "add_partitions_handled"),
 }
 
 
 @pytest.mark.parametrize("bug", sorted(END_TXN_PLANTED))
 def test_a_planted_coordinator_bug_on_the_end_txn_path_is_caught(bug: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    name, plant, tv = END_TXN_PLANTED[bug]
+    name, plant, tv, caught_at = END_TXN_PLANTED[bug]
     cls = txn_coordinator.TxnCoordinator
     monkeypatch.setattr(cls, name, plant(getattr(cls, name)))
     run = _end_txn_run(tv)
     assert run.failure is not None, f"{bug}: not caught"
-    assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, "end_txn_handled"), run.failure
-    well_behaved = tuple(op for op in ADVERSARIAL_END_TXN.ops if not isinstance(op, ops.RogueEndTxn))
+    assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, caught_at), run.failure
+    rogue = (ops.RogueEndTxn, ops.RogueAddPartitions)
+    well_behaved = tuple(op for op in ADVERSARIAL_END_TXN.ops if not isinstance(op, rogue))
     near_miss = _end_txn_run(tv, type(ADVERSARIAL_END_TXN)("well-behaved", "", (), well_behaved))
     assert near_miss.failure is None, near_miss.failure  # only the rogue EndTxn requests expose it
 

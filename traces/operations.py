@@ -278,6 +278,25 @@ class RogueEndTxn(Operation):
 
 
 @dataclass(frozen=True)
+class RogueAddPartitions(Operation):
+    """An adversarial client (issue 17): ``client``'s producer id sends AddPartitionsToTxn for
+    ``partition`` with its epoch shifted by ``epoch_delta``, at any moment (for instance while its
+    EndTxn's markers are in flight), to ``broker`` (-1: the coordinator). Answered by
+    TransactionCoordinator.handleAddPartitionsToTransaction's checks (producer id, epoch:
+    PRODUCER_FENCED; Prepare*: CONCURRENT_TRANSACTIONS; else the partition is added); the client
+    ignores the answer. Ignored before the client has a producer id, for a non-transactional
+    client and for a partition that is not a data partition. An accepted request adds the
+    partition to (or opens) a transaction behind the client's back, so the gate's machine never
+    draws it; the zoo sends it when the coordinator refuses it."""
+
+    kind: ClassVar[str] = "rogue_add_partitions"
+    client: int
+    partition: str
+    broker: int
+    epoch_delta: int
+
+
+@dataclass(frozen=True)
 class CommitTxn(Operation):
     """``client`` commits: EndTxn(commit) once its batches and offset commits are answered."""
 
@@ -480,6 +499,7 @@ OPERATION_TYPES: dict[str, type[Operation]] = {
         Send,
         RogueProduce,
         RogueEndTxn,
+        RogueAddPartitions,
         CommitTxn,
         AbortTxn,
         SendOffsets,

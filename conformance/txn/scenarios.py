@@ -194,8 +194,10 @@ def ADVERSARIAL_END_TXN() -> tuple[o.Operation, ...]:
     and a stale epoch (PRODUCER_FENCED; under TV2 the stale one on a completed transaction is a
     retry, NONE or INVALID_TXN_STATE by its commit flag), one to a broker that does not coordinate
     the id (NOT_COORDINATOR), a second commit while the first one's markers are in flight
-    (CONCURRENT_TRANSACTIONS) and a commit of an aborted transaction (INVALID_TXN_STATE); the
-    client's own transactions go on and commit."""
+    (CONCURRENT_TRANSACTIONS) and a commit of an aborted transaction (INVALID_TXN_STATE); and
+    AddPartitionsToTxn while those markers are in flight (handleAddPartitionsToTransaction:
+    CONCURRENT_TRANSACTIONS at the coordinator's epoch, PRODUCER_FENCED at another). The client's
+    own transactions go on and commit."""
     return (
         *_INIT,
         o.RogueEndTxn(PRODUCER, -1, 0, True),
@@ -211,6 +213,8 @@ def ADVERSARIAL_END_TXN() -> tuple[o.Operation, ...]:
         o.Settle(1),
         o.RogueEndTxn(PRODUCER, -1, 0, True),
         o.RogueEndTxn(PRODUCER, -1, -1, False),
+        o.RogueAddPartitions(PRODUCER, "t-1", -1, 0),
+        o.RogueAddPartitions(PRODUCER, "t-1", -1, 1),
         o.Settle(1000),
         o.RogueEndTxn(PRODUCER, -1, 0, True),
         o.RogueEndTxn(PRODUCER, -1, -1, True),

@@ -248,6 +248,19 @@ class TxnProducer:
         dst = coordinator if broker < 0 else broker
         self.world.network.send(self.node, dst, EndTxnRequest(self.txn_id, self.pid, epoch, commit, -1))
 
+    def rogue_add_partitions(self, partition: str, broker: int, epoch_delta: int) -> None:
+        """Send an AddPartitionsToTxn an adversarial client may send (operation
+        ``rogue_add_partitions``): this producer's id, its epoch shifted by ``epoch_delta``, for
+        ``partition``, to the coordinator (``broker`` -1) or another broker; the answer is ignored.
+        Nothing is sent before the producer has an id, without a transactional id, or when the
+        shifted epoch is not an int16 epoch."""
+        epoch = self.epoch + epoch_delta
+        if not self.txn_id or self.pid < 0 or not 0 <= epoch <= INT16_MAX:
+            return
+        coordinator = self.world.metadata.leaders[self.world.config.state_partition(self.txn_id)]
+        dst = coordinator if broker < 0 else broker
+        self.world.network.send(self.node, dst, AddPartitionsRequest(self.txn_id, self.pid, epoch, (partition,)))
+
     def send_offsets(self, group: str, offset: TopicOffset) -> None:
         if not self.txn_id or self.state != IN_TRANSACTION:
             return

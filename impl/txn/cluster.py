@@ -25,6 +25,7 @@ from kconform.traces.operations import (
     MoveCoordinator,
     Operation,
     Quiesce,
+    RogueAddPartitions,
     RogueEndTxn,
     RogueProduce,
     Send,
@@ -111,6 +112,10 @@ class TxnSimulation(Simulation[TxnWorld]):
             producer = self.producers.get(op.client)
             if producer is not None and op.broker < cfg.brokers:
                 producer.rogue_end_txn(op.broker, op.epoch_delta, op.commit)
+        elif isinstance(op, RogueAddPartitions):
+            producer = self.producers.get(op.client)
+            if producer is not None and op.partition in cfg.data and op.broker < cfg.brokers:
+                producer.rogue_add_partitions(op.partition, op.broker, op.epoch_delta)
         elif isinstance(op, CommitTxn | AbortTxn):
             producer = self.producers.get(op.client)
             if producer is not None:
