@@ -177,7 +177,9 @@ def test_the_equivalents_file_names_existing_mutants() -> None:
     from kconform.ci.benchmarks.mutation import EQUIVALENTS
 
     known = {m.mid for m in runner.all_mutants(runner.impl_modules())}
+    assert EQUIVALENTS.exists(), EQUIVALENTS  # absent, the list would be silently empty
     listed = runner.load_equivalents(EQUIVALENTS)
+    assert "kconform.impl.replication.broker:Broker.crash:drop:1caacb7d" in listed
     assert set(listed) <= known, sorted(set(listed) - known)
 
 

@@ -62,7 +62,9 @@ from kconform.ci.mutation.runner import (
     target_score,
 )
 
-EQUIVALENTS = Path(__file__).with_name("equivalent_mutants.toml")
+EQUIVALENTS = ROOT / "ci" / "benchmarks" / "equivalent_mutants.toml"
+"""In the checkout (ROOT follows the strict editable install's links back to it; next to this
+module's link in the install's build tree there is no .toml, and the list would silently be empty)."""
 
 
 def branch_coverage(data_file: Path) -> tuple[list[tuple[str, float, str]], float]:
