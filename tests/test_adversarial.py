@@ -224,6 +224,8 @@ def test_out_of_order_end_txn_is_answered_as_kafka_and_the_model_agrees(tv: int)
     # under TV2 the coordinator's epoch is already the client's + 1 while the markers are in flight
     conc, fenced = ev.CONCURRENT_TRANSACTIONS, ev.PRODUCER_FENCED
     assert during_prepare == ([(0, conc), (1, fenced)] if tv == 0 else [(0, fenced), (1, conc)])
+    inits = [e for step in run.steps for e in step.events if isinstance(e, ev.InitProducerIdHandled)]
+    assert [(e.expected_pid, e.error) for e in inits] == [(-1, ev.NONE), (inits[0].pid + 1, fenced)]
 
 
 def test_a_rogue_end_txn_without_a_producer_id_or_transactional_id_is_not_sent() -> None:
@@ -283,7 +285,23 @@ def _add_during_prepare(original: Planted) -> Planted:
     return add
 
 
+def _expected_pid_ignored(original: Planted) -> Planted:
+    def init_pid(self: Any, req: Any) -> Any:
+        meta = self.txns.get(req.txn_id)
+        if meta is not None and req.expected_pid not in (-1, meta.pid):
+            req = dataclasses.replace(req, expected_pid=meta.pid)  # KIP-360's expected-id check gone
+        return original(self, req)
+
+    return init_pid
+
+
 END_TXN_PLANTED = {
+    "InitProducerId ignores a wrong expected producer id": (
+        "_init_pid",
+        _expected_pid_ignored,
+        0,
+        "init_producer_id_handled",
+    ),
     "no producer-epoch check on EndTxn (TV0)": ("_end_txn_v0", _no_epoch_check, 0, "end_txn_handled"),
     "EndTxn on a completed transaction always NONE": ("_end_by_state", _completed_answers_none, 0, "end_txn_handled"),
     "a second commit while the markers are in flight NONE": (
@@ -305,7 +323,7 @@ def test_a_planted_coordinator_bug_on_the_end_txn_path_is_caught(bug: str, monke
     run = _end_txn_run(tv)
     assert run.failure is not None, f"{bug}: not caught"
     assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, caught_at), run.failure
-    rogue = (ops.RogueEndTxn, ops.RogueAddPartitions)
+    rogue = (ops.RogueEndTxn, ops.RogueAddPartitions, ops.RogueInitProducer)
     well_behaved = tuple(op for op in ADVERSARIAL_END_TXN.ops if not isinstance(op, rogue))
     near_miss = _end_txn_run(tv, type(ADVERSARIAL_END_TXN)("well-behaved", "", (), well_behaved))
     assert near_miss.failure is None, near_miss.failure  # only the rogue EndTxn requests expose it

@@ -297,6 +297,24 @@ class RogueAddPartitions(Operation):
 
 
 @dataclass(frozen=True)
+class RogueInitProducer(Operation):
+    """An adversarial client (issue 17): ``client`` sends InitProducerId for its transactional id
+    with KIP-360's expected producer id and epoch set to its own shifted by ``pid_delta`` and
+    ``epoch_delta`` (a client that lost track of its identity, or a malicious one), to ``broker``
+    (-1: the coordinator). TransactionCoordinator.handleInitProducerId answers an expected id that
+    is neither the current nor (at an exhausted epoch) the previous one PRODUCER_FENCED; the
+    client ignores the answer. Ignored before the client has a producer id and for a
+    non-transactional client. With ``pid_delta`` 0 an accepted request bumps the epoch and fences
+    the client (and aborts its open transaction), so the zoo sends it only with a shifted id."""
+
+    kind: ClassVar[str] = "rogue_init_producer"
+    client: int
+    broker: int
+    pid_delta: int
+    epoch_delta: int
+
+
+@dataclass(frozen=True)
 class CommitTxn(Operation):
     """``client`` commits: EndTxn(commit) once its batches and offset commits are answered."""
 
@@ -500,6 +518,7 @@ OPERATION_TYPES: dict[str, type[Operation]] = {
         RogueProduce,
         RogueEndTxn,
         RogueAddPartitions,
+        RogueInitProducer,
         CommitTxn,
         AbortTxn,
         SendOffsets,

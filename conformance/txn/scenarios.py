@@ -197,11 +197,13 @@ def ADVERSARIAL_END_TXN() -> tuple[o.Operation, ...]:
     (CONCURRENT_TRANSACTIONS) and a commit of an aborted transaction (INVALID_TXN_STATE); and
     AddPartitionsToTxn while those markers are in flight (handleAddPartitionsToTransaction:
     CONCURRENT_TRANSACTIONS at the coordinator's epoch, PRODUCER_FENCED at another). The client's
-    own transactions go on and commit."""
+    own transactions go on and commit. Before them, an InitProducerId whose KIP-360 expected
+    producer id is not the transactional id's (handleInitProducerId: PRODUCER_FENCED)."""
     return (
         *_INIT,
         o.RogueEndTxn(PRODUCER, -1, 0, True),
         o.RogueEndTxn(PRODUCER, -1, 1, False),
+        o.RogueInitProducer(PRODUCER, -1, 1, 0),
         o.Settle(100),
         o.BeginTxn(PRODUCER),
         o.Send(PRODUCER, "t-0", 1),

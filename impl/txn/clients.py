@@ -72,6 +72,7 @@ from .runtime import TxnWorld
 MAX_IN_FLIGHT = 5
 INT32_MAX = 2**31 - 1
 INT16_MAX = 2**15 - 1
+INT64_MAX = 2**63 - 1
 RETRY_BACKOFF_MS = 100
 REQUEST_TIMEOUT_MS = 30_000
 DELIVERY_TIMEOUT_MS = 120_000
@@ -260,6 +261,20 @@ class TxnProducer:
         coordinator = self.world.metadata.leaders[self.world.config.state_partition(self.txn_id)]
         dst = coordinator if broker < 0 else broker
         self.world.network.send(self.node, dst, AddPartitionsRequest(self.txn_id, self.pid, epoch, (partition,)))
+
+    def rogue_init_producer(self, broker: int, pid_delta: int, epoch_delta: int) -> None:
+        """Send an InitProducerId an adversarial client may send (operation
+        ``rogue_init_producer``): KIP-360's expected producer id and epoch are this producer's
+        shifted, to the coordinator (``broker`` -1) or another broker; the answer is ignored.
+        Nothing is sent before the producer has an id, without a transactional id, or when the
+        shifted id or epoch is out of range."""
+        pid, epoch = self.pid + pid_delta, self.epoch + epoch_delta
+        if not self.txn_id or self.pid < 0 or not 0 <= pid <= INT64_MAX or not 0 <= epoch <= INT16_MAX:
+            return
+        coordinator = self.world.metadata.leaders[self.world.config.state_partition(self.txn_id)]
+        dst = coordinator if broker < 0 else broker
+        timeout_ms = self.world.config.transaction_timeout_ms
+        self.world.network.send(self.node, dst, InitPidRequest(self.txn_id, timeout_ms, pid, epoch))
 
     def send_offsets(self, group: str, offset: TopicOffset) -> None:
         if not self.txn_id or self.state != IN_TRANSACTION:

@@ -27,6 +27,7 @@ from kconform.traces.operations import (
     Quiesce,
     RogueAddPartitions,
     RogueEndTxn,
+    RogueInitProducer,
     RogueProduce,
     Send,
     SendOffsets,
@@ -116,6 +117,10 @@ class TxnSimulation(Simulation[TxnWorld]):
             producer = self.producers.get(op.client)
             if producer is not None and op.partition in cfg.data and op.broker < cfg.brokers:
                 producer.rogue_add_partitions(op.partition, op.broker, op.epoch_delta)
+        elif isinstance(op, RogueInitProducer):
+            producer = self.producers.get(op.client)
+            if producer is not None and op.broker < cfg.brokers:
+                producer.rogue_init_producer(op.broker, op.pid_delta, op.epoch_delta)
         elif isinstance(op, CommitTxn | AbortTxn):
             producer = self.producers.get(op.client)
             if producer is not None:
