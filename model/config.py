@@ -47,6 +47,11 @@ class ReplicationConfig(ReplicationSettings):
         """Whether fetches of this configuration may wait in the purgatory."""
         return self.replica_fetch_wait_max_ms > 0 or self.fetch_max_wait_ms > 0
 
+    @property
+    def elr(self) -> bool:
+        """Whether the controller keeps Eligible Leader Replicas (KIP-966, model.elr)."""
+        return self.eligible_leader_replicas_version >= 1
+
     def to_json(self) -> dict[str, Any]:
         """The config as JSON; the delayed-fetch keys only when they differ from their defaults,
         so that every file written before they existed reads back and is written identically."""

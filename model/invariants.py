@@ -302,6 +302,86 @@ def delayed_triggers_honoured(s: State, cfg: ReplicationConfig) -> Iterator[Viol
         yield Violation("DelayedTriggersHonoured", message)
 
 
+@_register(
+    "ElrDisjointFromIsr",
+    "KIP-966; PartitionChangeBuilder.maybePopulateTargetElr (ELR excludes the target ISR)",
+    lambda s: (s.elr, s.controller.isr),
+)
+def elr_disjoint_from_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """No replica is both an ISR member and an Eligible Leader Replica."""
+    both = sorted(set(s.elr) & set(s.controller.isr))
+    if both:
+        yield Violation("ElrDisjointFromIsr", f"replicas {both} are in the ISR {s.controller.isr} and the ELR {s.elr}")
+
+
+@_register(
+    "ElrOnlyBelowMinIsr",
+    "KIP-966; PartitionChangeBuilder.maybePopulateTargetElr (ELR cleared once ISR >= min ISR)",
+    lambda s: (s.elr, s.controller.isr),
+)
+def elr_only_below_min_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """The ELR is empty whenever the ISR has at least min.insync.replicas members."""
+    if s.elr and len(s.controller.isr) >= cfg.effective_min_isr:
+        yield Violation(
+            "ElrOnlyBelowMinIsr",
+            f"ELR {s.elr} kept while the ISR {s.controller.isr} has "
+            f"min.insync.replicas={cfg.effective_min_isr} members",
+        )
+
+
+@_register(
+    "LeaderUnfenced",
+    "KIP-841 (a fenced replica is not eligible to become leader); KAFKA-19522 (fenced last known leader elected)",
+    lambda s: (s.controller.leader, s.fenced),
+)
+def leader_unfenced(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """The controller's leader is never a fenced broker."""
+    if s.controller.leader in s.fenced:
+        yield Violation("LeaderUnfenced", f"leader {s.controller.leader} is fenced ({sorted(s.fenced)})")
+
+
+def _elr_loss_permitted(s: State, cfg: ReplicationConfig, after_epoch: int) -> str:
+    """Why KIP-966 does not promise the survival of a record written in ``after_epoch``, or ''."""
+    if any(u > after_epoch for u in s.ghost.unclean_epochs):
+        return "an unclean (or last-known-leader) election happened after the write"
+    if len(s.ghost.lossy_crashes) >= cfg.effective_min_isr:
+        return f"{len(s.ghost.lossy_crashes)} brokers lost unflushed data in crashes (>= min.insync.replicas)"
+    if not cfg.elr:
+        return (
+            "without ELR (eligible.leader.replicas.version=0) the last ISR member stays in the ISR and "
+            "is re-elected after a crash lost its data (the last replica standing of KIP-966)"
+        )
+    return ""
+
+
+@_register(
+    "ElrDurability",
+    "KIP-966 (motivation: the last replica standing; guarantee with fewer than min ISR unclean shutdowns)",
+    lambda s: (s.ghost.acked, s.ghost.unclean_epochs, s.ghost.lossy_crashes, _leader_logs(s)),
+)
+def elr_durability(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """Every record acknowledged to acks=all stays at its offset on every leader of its epoch or a
+    later one while fewer than min.insync.replicas brokers lost unflushed data in crashes and no
+    unclean election followed the write; promised with ELR only (else reported as allowed)."""
+    leaders = list(_leaders(s))
+    for a in s.ghost.acked:
+        if not a.guaranteed:
+            continue
+        for b, r in leaders:
+            if r.leader_epoch < max(a.epoch, a.leader_epoch):
+                continue
+            held = _entry_at(r, a.offset)
+            if held is None or held.epoch != a.epoch or held.rid != a.rid:
+                why = _elr_loss_permitted(s, cfg, a.epoch)
+                yield Violation(
+                    "ElrDurability",
+                    f"record {a.rid} acked (acks=all) at offset {a.offset} epoch {a.epoch} is {held} on leader "
+                    f"{b} (epoch {r.leader_epoch}) after {len(s.ghost.lossy_crashes)} lossy crash(es)",
+                    allowed=bool(why),
+                    allowed_because=why,
+                )
+
+
 def check_state(
     s: State, cfg: ReplicationConfig, names: frozenset[str] | None = None, memo: Memo | None = None
 ) -> list[Violation]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kconform.model import elr as elr_rules
 from kconform.model import epochs, purgatory
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.model.errors import (
@@ -73,13 +74,25 @@ def _elect(cfg: ReplicationConfig, isr: tuple[int, ...], fenced: frozenset[int])
     return -1, isr, False
 
 
-def _publish(s: State, leader: int, isr: tuple[int, ...], unclean: bool) -> tuple[State, Election]:
+def _publish(
+    s: State,
+    leader: int,
+    isr: tuple[int, ...],
+    unclean: bool,
+    elr: tuple[int, ...] | None = None,
+    last_known_elr: tuple[int, ...] | None = None,
+) -> tuple[State, Election]:
     """Commit a partition change: leader epoch +1 iff the leader changed, partition epoch +1 iff
-    anything changed (KIP-497 partition epoch, KAFKA-15021 no epoch bump on ISR-only changes)."""
+    anything changed (KIP-497 partition epoch, KAFKA-15021 no epoch bump on ISR-only changes);
+    ``elr``/``last_known_elr`` (None: unchanged) are part of the change (KIP-966)."""
     c = s.controller
     isr = tuple(sorted(isr))
-    if leader == c.leader and isr == c.isr:
+    elr = s.elr if elr is None else elr
+    last_known_elr = s.last_known_elr if last_known_elr is None else last_known_elr
+    if leader == c.leader and isr == c.isr and elr == s.elr and last_known_elr == s.last_known_elr:
         return s, Election(c, False)
+    if elr != s.elr or last_known_elr != s.last_known_elr:
+        s = evolve(s, elr=elr, last_known_elr=last_known_elr)
     epoch = c.leader_epoch + 1 if leader != c.leader else c.leader_epoch
     rec = PartitionRecord(leader=leader, leader_epoch=epoch, isr=isr, partition_epoch=c.partition_epoch + 1)
     ghost = s.ghost
@@ -94,12 +107,29 @@ def controller_fence(s: State, cfg: ReplicationConfig, broker: int) -> tuple[Sta
         raise NotEnabled(f"broker {broker} is already fenced")
     fenced = s.fenced | {broker}
     c = s.controller
+    if cfg.elr:  # KAFKA-15584: the ISR may shrink to empty, the last member into the ELR
+        return _elr_change(evolve(s, fenced=fenced), cfg, tuple(b for b in c.isr if b != broker))
     isr = tuple(b for b in c.isr if b != broker) or c.isr
     leader, unclean = c.leader, False
     if c.leader == broker:
         leader, isr, unclean = _elect(cfg, isr, fenced)
     s2, election = _publish(evolve(s, fenced=fenced), leader, isr, unclean)
     return s2, election
+
+
+def _elr_change(
+    s: State, cfg: ReplicationConfig, target_isr: tuple[int, ...], unclean: frozenset[int] = frozenset()
+) -> tuple[State, Election]:
+    """A partition change with ELR (PartitionChangeBuilder.build, KIP-966; model.elr): the ELR
+    follows the ISR change, the current leader stays if still valid (unfenced and in the new ISR),
+    else the controller elects (ISR, then ELR, then the last known leader, then unclean)."""
+    c = s.controller
+    elr = elr_rules.target_elr(cfg, c.isr, target_isr, s.elr, unclean)
+    isr, leader, was_unclean = target_isr, c.leader, False
+    if c.leader == -1 or c.leader in s.fenced or c.leader not in target_isr:
+        leader, isr, elr, was_unclean = elr_rules.elect(cfg, target_isr, elr, s.last_known_elr, s.fenced)
+    last_known = elr_rules.last_known_elr(c.leader, leader, s.last_known_elr)
+    return _publish(s, leader, isr, was_unclean, elr, last_known)
 
 
 def controller_unfence(s: State, cfg: ReplicationConfig, broker: int) -> tuple[State, Election]:
@@ -109,8 +139,14 @@ def controller_unfence(s: State, cfg: ReplicationConfig, broker: int) -> tuple[S
     r = s.replica(broker)
     if not r.alive:
         raise NotEnabled(f"broker {broker} is not running, it cannot register")
+    if cfg.elr and broker in s.unclean_shutdowns:
+        # handleBrokerUncleanShutdown (KAFKA-15586): out of the ISR and the ELR at registration
+        s, _ = _elr_change(s, cfg, tuple(b for b in s.controller.isr if b != broker), frozenset({broker}))
+        s = evolve(s, unclean_shutdowns=s.unclean_shutdowns - {broker})
     s = evolve(s, fenced=s.fenced - {broker}).with_replica(broker, evolve(r, registered=True))
     c = s.controller
+    if cfg.elr:
+        return _elr_change(s, cfg, c.isr)
     if c.leader != -1:
         return s, Election(c, False)
     leader, isr, unclean = _elect(cfg, c.isr, s.fenced)
@@ -135,6 +171,11 @@ def controller_alter_partition(s: State, cfg: ReplicationConfig, sender: int, p:
         return s, INVALID_UPDATE_VERSION
     if any(b in s.fenced for b in set(p.isr) - set(c.isr)):
         return s, INELIGIBLE_REPLICA
+    if cfg.elr and any(e != s.replica(b).broker_epoch for b, e in zip(p.isr, p.broker_epochs, strict=True)):
+        return s, INELIGIBLE_REPLICA  # KIP-903 (KAFKA-14139): a member's fetches came from an older incarnation
+    if cfg.elr:
+        s2, _ = _elr_change(s, cfg, tuple(sorted(p.isr)))
+        return s2, NONE
     s2, _ = _publish(s, c.leader, p.isr, False)
     return s2, NONE
 
@@ -471,6 +512,7 @@ def handle_fetch(
         last_caught_up_ms=caught,
         last_fetch_leader_leo=max(r.leo, rem.last_fetch_leader_leo),
         last_fetch_ms=s.now_ms,
+        broker_epoch=s.replica(follower).broker_epoch,  # atomic round trip: the sender's epoch
     )
     r = evolve(r, remotes=(*r.remotes[:follower], rem, *r.remotes[follower + 1 :]))
     s = _maybe_advance_hw(s.with_replica(leader, r), cfg, leader)
@@ -679,7 +721,9 @@ def propose_isr(s: State, cfg: ReplicationConfig, leader: int, msg: int, isr: tu
             raise NotEnabled(f"expansion with follower {f} that is not in sync (LEO {r.remotes[f].leo})")
     else:
         raise NotEnabled(f"proposed ISR {sorted(new)} is neither a shrink nor a one-member expansion of {sorted(cur)}")
-    pending = PendingIsr(msg, tuple(sorted(new)), r.leader_epoch, r.partition_epoch)
+    members = tuple(sorted(new))
+    seen = tuple(r.remotes[m].broker_epoch if m != leader else r.broker_epoch for m in members) if cfg.elr else ()
+    pending = PendingIsr(msg, members, r.leader_epoch, r.partition_epoch, seen)
     s = s.with_replica(leader, evolve(r, pending_isr=pending))
     return _maybe_advance_hw(s, cfg, leader)
 
@@ -792,10 +836,13 @@ def crash(s: State, cfg: ReplicationConfig, node: int) -> State:
         remotes=tuple(RemoteReplica() for _ in cfg.brokers),
         durable_leo=durable,
         hw_checkpoint=r.hw_checkpoint,
+        broker_epoch=r.broker_epoch,
     )
     s = s.with_replica(node, r)
     if lost:
-        s = evolve(s, ghost=evolve(s.ghost, crash_lost_data=True))
+        s = evolve(s, ghost=evolve(s.ghost, crash_lost_data=True, lossy_crashes=s.ghost.lossy_crashes | {node}))
+    if cfg.elr:  # it will register without its previous broker epoch (KAFKA-15586)
+        s = evolve(s, unclean_shutdowns=s.unclean_shutdowns | {node})
     return s
 
 
@@ -804,7 +851,8 @@ def restart(s: State, cfg: ReplicationConfig, node: int) -> State:
     r = s.replica(node)
     if r.alive:
         raise NotEnabled(f"broker {node} is running; it cannot restart")
-    return s.with_replica(node, evolve(r, alive=True, hw=min(r.hw_checkpoint, r.leo)))
+    epoch = r.broker_epoch + 1 if cfg.elr else r.broker_epoch
+    return s.with_replica(node, evolve(r, alive=True, hw=min(r.hw_checkpoint, r.leo), broker_epoch=epoch))
 
 
 def checkpoint(s: State, cfg: ReplicationConfig, node: int) -> State:

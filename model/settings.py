@@ -96,6 +96,10 @@ class ReplicationSettings:
     consumer Fetch (operation ``consume_wait``); 0: it draws none."""
     fetch_min_bytes: int = setting(1, "fetch.min.bytes", "INT", 1, optional=True)
     """The largest fetch.min.bytes (consumer default 1, counted in records) the machine draws."""
+    eligible_leader_replicas_version: int = setting(0, "eligible.leader.replicas.version", "INT", 0, 1, optional=True)
+    """The ``eligible.leader.replicas.version`` feature level (KIP-966 part 1; Kafka 4.0 off by
+    default, 4.1 on for new clusters): 1 makes the controller keep Eligible Leader Replicas
+    (model.elr); 0, the suite's default, keeps every rung as it was before ELR existed."""
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,9 @@ class RemoteReplica:
     last_caught_up_ms: int | None = None
     last_fetch_leader_leo: int = -1
     last_fetch_ms: int = 0
+    broker_epoch: int = 0
+    """The follower's broker epoch its last Fetch carried (KIP-903, Fetch v15 ReplicaEpoch); kept
+    at 0 unless the config's ``elr`` (the Kafka 4.x rung, which has KIP-903)."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,9 @@ class PendingIsr:
     isr: tuple[int, ...]
     leader_epoch: int
     partition_epoch: int
+    broker_epochs: tuple[int, ...] = ()
+    """KIP-903 (AlterPartition v3 NewIsrWithEpochs): each proposed member's broker epoch as the
+    leader last saw it, aligned with ``isr``; empty unless the config's ``elr``."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +116,9 @@ class Replica:
     (DelayedOperationPurgatory.checkAndComplete): each must complete before time moves on."""
     durable_leo: int = 0
     hw_checkpoint: int = 0
+    broker_epoch: int = 0
+    """This broker's incarnation: +1 at every restart when the config's ``elr`` (a registration
+    after a crash gets a new broker epoch, KIP-631; KIP-903 fences the old one's fetches)."""
 
     @property
     def produces(self) -> tuple[DelayedProduce, ...]:
@@ -165,6 +174,9 @@ class Ghost:
     """Leader epochs that began with an unclean election."""
     crash_lost_data: bool = False
     """A crash discarded unflushed entries (flush_interval_ms > 0)."""
+    lossy_crashes: frozenset[int] = frozenset()
+    """Brokers whose crash discarded unflushed entries (read by ElrDurability: KIP-966 promises
+    acknowledged records survive fewer than min.insync.replicas such unclean shutdowns)."""
     overdue: tuple[str, ...] = ()
     """Parked operations a trigger made completable that were still parked when time moved on
     (read by DelayedTriggersHonoured)."""
@@ -181,6 +193,15 @@ class State:
     """Every partition record the controller ever published, by partition epoch."""
     now_ms: int = 0
     ghost: Ghost = field(default_factory=Ghost)
+    elr: tuple[int, ...] = ()
+    """The controller's Eligible Leader Replicas (KIP-966; PartitionRecord.EligibleLeaderReplicas):
+    replicas out of the ISR that hold every committed record; empty unless the config's ``elr``."""
+    last_known_elr: tuple[int, ...] = ()
+    """PartitionRecord.LastKnownElr as Kafka 4.x fills it (useLastKnownLeaderInBalancedRecovery):
+    the last leader, recorded when the ISR first becomes empty; model.elr."""
+    unclean_shutdowns: frozenset[int] = frozenset()
+    """Brokers that crashed since they last registered: their next registration is an unclean
+    shutdown (KAFKA-15586: a broker not registering with its previous broker epoch); ELR only."""
     tracks_purgatory: bool = field(default=False, compare=False)
     """Whether completion obligations and deadlines are judged (``Replica.due``, ``Ghost.overdue``;
     model.purgatory; PurgatoryDeadlines, DelayedTriggersHonoured): on for the lockstep judge of a

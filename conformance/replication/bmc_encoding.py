@@ -108,6 +108,8 @@ def check_supported(cfg: ReplicationConfig, bounds: SearchBounds) -> None:
         raise Unsupported("the SMT encoding covers the default alphabet: no crash/restart/checkpoint, no clock jumps")
     if cfg.unclean_leader_election:
         raise Unsupported("the SMT encoding does not cover unclean leader election")
+    if cfg.elr:
+        raise Unsupported("the SMT encoding does not cover Eligible Leader Replicas (KIP-966); use explore")
     if not 1 <= cfg.replicas <= 4:
         raise Unsupported(f"the SMT encoding is for small clusters (1..4 replicas), got {cfg.replicas}")
 

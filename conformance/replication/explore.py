@@ -57,6 +57,7 @@ def canonical(s: State, cfg: ReplicationConfig) -> State:
             last_caught_up_ms=None if caught is None else ts(caught),
             last_fetch_leader_leo=rem.last_fetch_leader_leo,
             last_fetch_ms=ts(rem.last_fetch_ms) if rem.last_fetch_leader_leo >= 0 else 0,
+            broker_epoch=rem.broker_epoch,
         )
 
     def delayed(dp: DelayedProduce) -> DelayedProduce:
