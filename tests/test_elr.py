@@ -143,3 +143,10 @@ def test_explore_finds_no_loss_with_elr_as_deep_as_the_loss_without() -> None:
     result = explore(ELR, BOUNDS, max_depth=depth, max_states=400_000)
     assert not result.found, result.summary()
     assert result.states_per_depth[-1] > 0 and len(result.states_per_depth) == depth + 1
+
+
+def test_the_reference_brokers_refuse_the_elr_rung_clearly() -> None:
+    from kconform.impl.replication.cluster import SimulatedCluster
+
+    with pytest.raises(ConfigError, match="do not implement Eligible Leader Replicas"):
+        SimulatedCluster(ELR, frozenset())

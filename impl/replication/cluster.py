@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from kconform.model.config import ReplicationConfig
+from kconform.model.config import ConfigError, ReplicationConfig
 from kconform.traces.events import Event
 from kconform.traces.operations import (
     Consume,
@@ -42,6 +42,11 @@ class SimulatedCluster(Simulation[Runtime]):
     label = "the reference cluster"
 
     def __init__(self, config: ReplicationConfig, mutants: frozenset[str]) -> None:
+        if config.elr:
+            raise ConfigError(
+                "eligible_leader_replicas_version=1: the reference brokers do not implement Eligible Leader "
+                "Replicas (KIP-966) yet; the ELR rung is checked by the model searches (explore, docs/elr.md)"
+            )
         super().__init__(Runtime(config, mutants, Scheduler(), Network(), EventLog()))
         self.rt = self.world
         self.controller = Controller(self.rt)
