@@ -5,7 +5,9 @@ options=20000] [--seconds KIND=S ...] [--workers 2] [--seed 0] [--hang 60]``; ``
 wall clock (the line then says how many of the asked cases ran). Every input kind of kconform.ci.fuzzing.KINDS
 is fuzzed (counterexample files and JSON Lines traces by ``replay`` in both modes and ``convert``,
 corpora by ``mine --engine duckdb`` and ``convert``, the command line's options with every engine
-stubbed). Printed per kind: cases, exit 0 / 1 / 2, tracebacks, hangs, damaged inputs not refused,
+stubbed; Kafka's logs through the library pass of ``logs check`` with every ``--logs-cli-every``-th
+case through the whole command line and every ``--logs-subprocess-every``-th in a subprocess,
+kconform.ci.fuzz_logs). Printed per kind: cases, exit 0 / 1 / 2, tracebacks, hangs, damaged inputs not refused,
 of them judged clean (exit 0), re-encodings whose exit code changed, the slowest case, the rate, the
 peak resident memory so far and the load;
 then the time to refuse a corrupt corpus before any engine (a 1M-event corpus with one flipped
