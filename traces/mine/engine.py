@@ -186,8 +186,12 @@ def _read_events(spark: SparkSession, root: str | os.PathLike[str], buckets: Seq
     return spark.read.schema(schema).parquet(*paths)
 
 
-PLANS = ("sorted", "windows")
-"""How an engine builds the node state: ``sorted`` (default) reads each corpus file as one
+PLANS = ("tasks", "sorted", "windows")
+"""How an engine mines. ``tasks`` (Spark's default): Spark reads each corpus file as one partition
+(whole traces, sorted by (trace, position)) and each task runs the invariants' DuckDB SQL over
+chunks of whole traces (traces.mine.tasks, through ``mapInArrow``): no shuffle, no Spark SQL
+operator but the scan; on DuckDB the same chunks one after another in one process. ``sorted``
+(DuckDB's default) reads each corpus file as one
 partition, already sorted by (trace, position), and computes ``st`` in one vectorised pass per
 chunk of whole traces (traces.mine.state; on Spark through ``mapInArrow``, no shuffle of the
 events); ``windows`` is the reference plan: one shuffle of the events by trace, then the SQL views
@@ -254,7 +258,7 @@ def run_spark(
     out: Path | None = None,
     keep: int = 10_000,
     validated: bool = False,
-    plan: str = "sorted",
+    plan: str = "tasks",
 ) -> EngineResult:
     """Mine the given buckets of the corpus with Spark; write the violations Parquet (with witness
     events) to ``out`` if given; keep at most ``keep`` violations in the returned table.
@@ -282,8 +286,7 @@ def _run_spark(
     started = time.perf_counter()
     schema = spark_schema(root, buckets)
     select = ev_select("spark", {f.name for f in schema.fields})
-    sorted_plan = plan == "sorted"
-    if sorted_plan:
+    if plan in ("tasks", "sorted"):
         for key, value in WHOLE_FILE_READS.items():
             spark.conf.set(key, value)
     _read_events(spark, root, buckets, schema).createOrReplaceTempView("ev_file")
@@ -301,9 +304,58 @@ def _run_spark(
     left_out = set(skipped)
     events = sum(t.events for t in manifest.traces if t.bucket in wanted and t.trace not in left_out)
     persisted: list[DataFrame] = []
+    if plan == "tasks":
+        violations = _tasks_violations(spark, good, root, manifest, buckets, names).persist()
+    else:
+        violations = _sql_violations(spark, good, root, manifest, buckets, names, events, plan, persisted)
+    persisted.append(violations)
+    violations.createOrReplaceTempView("violations")
+    return _witnessed(
+        spark, violations, root, manifest, buckets, schema, select, out, keep, bad, events, started, persisted
+    )
+
+
+def _tasks_violations(
+    spark: SparkSession,
+    good: DataFrame,
+    root: str | os.PathLike[str],
+    manifest: Manifest,
+    buckets: Sequence[int],
+    names: list[str] | None,
+) -> DataFrame:
+    """The ``tasks`` plan: every partition (a corpus file) mined by DuckDB in its task
+    (traces.mine.tasks), reading only the columns the chosen slices' SQL names."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from kconform.traces.mine.tasks import VIOLATIONS_SCHEMA, read_columns, violation_batches
+
+    slices = corpus_slices(root, buckets)
+    tables = {"tr": traces_table(manifest), **txn_tables(manifest)}
+    chosen = sorted(slices)
+
+    def mine(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return violation_batches(batches, tables, chosen, names)
+
+    return good.select(*read_columns(good.columns, slices, names)).mapInArrow(
+        mine, from_arrow_schema(VIOLATIONS_SCHEMA)
+    )
+
+
+def _sql_violations(
+    spark: SparkSession,
+    good: DataFrame,
+    root: str | os.PathLike[str],
+    manifest: Manifest,
+    buckets: Sequence[int],
+    names: list[str] | None,
+    events: int,
+    plan: str,
+    persisted: list[DataFrame],
+) -> DataFrame:
+    """The ``sorted`` and ``windows`` plans: the views and the union of invariants as Spark SQL."""
     slices: frozenset[str] | None = None
     given: frozenset[str] = frozenset()
-    if sorted_plan:
+    if plan == "sorted":
         from kconform.traces.mine.state import STATE_INPUTS, state_batches
 
         good.createOrReplaceTempView("ev")
@@ -329,9 +381,27 @@ def _run_spark(
         df.createOrReplaceTempView(name)
     if slices is None or "replication" in slices:
         spark.table("st").count()  # materialise the cached state once; every invariant reads it
-    violations = spark.sql(violations_sql("spark", names, slices)).persist()
-    persisted.append(violations)
-    violations.createOrReplaceTempView("violations")
+    return spark.sql(violations_sql("spark", names, slices)).persist()
+
+
+def _witnessed(
+    spark: SparkSession,
+    violations: DataFrame,
+    root: str | os.PathLike[str],
+    manifest: Manifest,
+    buckets: Sequence[int],
+    schema: Any,
+    select: str,
+    out: Path | None,
+    keep: int,
+    bad: list[tuple[int, int, str]],
+    events: int,
+    started: float,
+    persisted: list[DataFrame],
+) -> EngineResult:
+    """The violations with their witness events (read from the flagged traces' buckets only),
+    written to ``out`` if given; unpersists ``persisted`` at the end."""
+    wanted = set(buckets)
     flagged = sorted(int(r["trace"]) for r in violations.select("trace").distinct().collect())
     if flagged:
         # Witness events come from the buckets of the flagged traces only; the few violations are
@@ -467,6 +537,11 @@ def run_duckdb(
         )
     slices: frozenset[str] | None = None
     given: frozenset[str] = frozenset()
+    if plan == "tasks":
+        table = _duckdb_tasks(root, manifest, buckets, names, threads, skipped)
+        events = sum(t.events for t in manifest.traces if t.bucket in set(buckets) and t.trace not in set(skipped))
+        con.close()
+        return EngineResult(table, _counts(table), bad, events, time.perf_counter() - started)
     if plan == "sorted":
         from kconform.traces.mine.state import STATE_INPUTS, STATE_SCHEMA, node_state
 
@@ -485,6 +560,31 @@ def run_duckdb(
     events = sum(t.events for t in manifest.traces if t.bucket in set(buckets) and t.trace not in set(skipped))
     con.close()
     return EngineResult(table, _counts(table), bad, events, time.perf_counter() - started)
+
+
+def _duckdb_tasks(
+    root: str | os.PathLike[str],
+    manifest: Manifest,
+    buckets: Sequence[int],
+    names: list[str] | None,
+    threads: int | None,
+    skipped: Sequence[int],
+) -> pa.Table:
+    """The ``tasks`` plan in this process: traces.mine.tasks.mine_chunk over each bucket's chunks
+    of whole traces, one after another."""
+    from kconform.traces.mine.state import whole_trace_chunks
+    from kconform.traces.mine.tasks import CHUNK_ROWS, VIOLATIONS_SCHEMA, mine_chunk, read_columns
+
+    slices = sorted(corpus_slices(root, buckets))
+    tables = {"tr": traces_table(manifest), **txn_tables(manifest)}
+    columns = read_columns([column(f.name) for f in arrow_schema()], slices, names)
+    parts = [
+        mine_chunk(chunk, tables, slices, names, threads or 1)
+        for table in arrow_events(root, buckets, columns, skipped)
+        for chunk in whole_trace_chunks(table.to_batches(), CHUNK_ROWS)
+    ]
+    found = pa.concat_tables(parts) if parts else VIOLATIONS_SCHEMA.empty_table()
+    return found.sort_by([("trace", "ascending"), ("pos", "ascending"), ("invariant", "ascending")])
 
 
 def known_invariants() -> list[str]:

@@ -346,10 +346,11 @@ CHUNK_ROWS = 1 << 18
 """Rows gathered before a pass in ``state_batches`` (the pass holds a chunk and one trace)."""
 
 
-def state_batches(batches: Iterable[pa.RecordBatch], chunk_rows: int = CHUNK_ROWS) -> Iterator[pa.RecordBatch]:
-    """``node_state`` over a stream of events in which each trace's rows are contiguous (a corpus
-    file, sorted by trace and position): passes over chunks of whole traces. ValueError if a
-    trace's rows come back after another trace's (the partition split a trace)."""
+def whole_trace_chunks(batches: Iterable[pa.RecordBatch], chunk_rows: int) -> Iterator[pa.Table]:
+    """Tables of whole traces, each of about ``chunk_rows`` rows or more (a chunk ends at a trace's
+    end), from a stream of events in which each trace's rows are contiguous (a corpus file, sorted
+    by trace and position). Holds at most one chunk plus one trace. ValueError if a trace's rows come
+    back after another trace's (the partition split a trace)."""
     pending: list[pa.RecordBatch] = []
     held = 0
     done: set[int] = set()
@@ -377,8 +378,16 @@ def state_batches(batches: Iterable[pa.RecordBatch], chunk_rows: int = CHUNK_ROW
         col = np.asarray(table.column("trace"), dtype=np.int64)
         cut = int(np.flatnonzero(col != col[-1])[-1]) + 1 if (col != col[-1]).any() else 0
         if cut:
-            yield from node_state(table.slice(0, cut)).to_batches()
+            yield table.slice(0, cut)
         rest = table.slice(cut)
         pending, held = rest.to_batches(), rest.num_rows
     if pending:
-        yield from node_state(pa.Table.from_batches(pending)).to_batches()
+        yield pa.Table.from_batches(pending)
+
+
+def state_batches(batches: Iterable[pa.RecordBatch], chunk_rows: int = CHUNK_ROWS) -> Iterator[pa.RecordBatch]:
+    """``node_state`` over a stream of events in which each trace's rows are contiguous (a corpus
+    file, sorted by trace and position): passes over chunks of whole traces (``whole_trace_chunks``).
+    ValueError if a trace's rows come back after another trace's (the partition split a trace)."""
+    for chunk in whole_trace_chunks(batches, chunk_rows):
+        yield from node_state(chunk).to_batches()
