@@ -1,0 +1,64 @@
+"""The ``tasks`` plan (traces.mine.tasks): the invariants' DuckDB SQL run over chunks of whole traces
+gives the rows the whole-corpus plans give, a partition that split a trace is refused, and only the
+columns the SQL names are read. Spark's own SQL dialect (the ``sorted`` plan) against it (slow)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from kconform.traces.corpus import Manifest, arrow_schema
+from kconform.traces.mine.engine import column, run_duckdb, run_spark, traces_table
+from kconform.traces.mine.tasks import VIOLATIONS_SCHEMA, mine_chunk, read_columns, violation_batches
+from kconform.traces.mine.txn_tables import txn_tables
+
+from .test_mine import broken as broken  # the hand-made corpus: one trace per invariant, and a clean one
+from .test_mine import spark as spark  # the shared Spark session fixture
+
+
+def test_the_tasks_plan_gives_the_rows_of_the_sorted_and_windows_plans(broken: tuple[Path, Manifest]) -> None:
+    root, manifest = broken
+    tasks = run_duckdb(root, manifest, manifest.buckets, validated=True, plan="tasks")
+    assert tasks.counts, "the broken corpus must hold violations, or this test proves nothing"
+    for plan in ("sorted", "windows"):
+        other = run_duckdb(root, manifest, manifest.buckets, validated=True, plan=plan)
+        assert tasks.violations.to_pylist() == other.violations.to_pylist(), plan
+
+
+def _events(*traces: int) -> pa.Table:
+    """``ev`` rows of the given traces (a clock tick each: no invariant reads it alone)."""
+    columns: dict[str, Any] = {column(f.name): pa.nulls(len(traces), f.type) for f in arrow_schema()}
+    columns["trace"] = pa.array(traces, pa.int64())
+    columns["pos"] = pa.array(range(len(traces)), pa.int64())
+    columns["kind"] = pa.array(["clock_advanced"] * len(traces), pa.string())
+    return pa.table(columns)
+
+
+def test_a_partition_that_split_a_trace_is_refused_and_whole_traces_are_mined() -> None:
+    tables = {"tr": traces_table(Manifest(traces=())), **txn_tables(Manifest(traces=()))}
+    split = _events(1, 1, 2, 1)
+    with pytest.raises(ValueError, match="trace 1: its events are not contiguous"):
+        list(violation_batches(split.to_batches(max_chunksize=1), tables, ["replication"], chunk_rows=1))
+    # near miss: the same rows with each trace contiguous are mined, chunk by chunk, and nothing fires
+    whole = _events(1, 1, 1, 2)
+    assert list(violation_batches(whole.to_batches(max_chunksize=1), tables, ["replication"], chunk_rows=1)) == []
+    assert mine_chunk(whole, tables, ["replication"]).schema == VIOLATIONS_SCHEMA
+
+
+def test_only_the_columns_the_sql_names_are_read() -> None:
+    chosen = read_columns(["trace", "pos", "kind", "txn_id", "session_epoch", "not_a_column"], ["replication"], None)
+    assert chosen == ["trace", "pos", "kind"]  # the exactly-once and fetch columns are not read
+    assert "txn_id" in read_columns(["trace", "txn_id"], ["txn"], None)
+
+
+@pytest.mark.slow
+def test_spark_sql_of_the_sorted_plan_agrees_with_the_tasks_plan(spark: Any, broken: tuple[Path, Manifest]) -> None:
+    """The Spark SQL spelling of every invariant (the ``sorted`` plan) against DuckDB's inside the
+    tasks: the same counts on the corpus that fires every invariant."""
+    root, manifest = broken
+    tasks = run_spark(spark, root, manifest, manifest.buckets, validated=True)
+    assert tasks.counts
+    assert run_spark(spark, root, manifest, manifest.buckets, validated=True, plan="sorted").counts == tasks.counts
