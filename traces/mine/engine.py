@@ -1,14 +1,16 @@
 """Running the miner's SQL: on Spark (the miner, any master) and on DuckDB (the benchmark's baseline).
 
 Both engines build the same views (kconform.traces.mine.invariants) over the readable buckets of
-a corpus and run the same union of invariant queries. In the default plan (``PLANS``: ``sorted``)
-neither shuffles the events: each corpus file (whole traces, sorted by trace and position) is one
-partition, the replication slice's node state ``st`` comes from one vectorised pass over it
-(kconform.traces.mine.state; on Spark through ``mapInArrow``), and the invariants are projections
-and small joins over ``st`` and the corpus' columns. The reference plan ``windows`` repartitions the
-events by trace once and builds ``st`` with window views. Only violations (and per-invariant,
-per-trace counts) come back to the driver. Witness events are looked up in the buckets of flagged
-traces only.
+a corpus and run the same union of invariant queries. Spark's default plan (``PLANS``: ``tasks``)
+reads each corpus file (whole traces, sorted by trace and position) as one partition and runs the
+DuckDB spelling of the views and invariants inside each task over chunks of whole traces
+(kconform.traces.mine.tasks, through ``mapInArrow``). In the ``sorted`` plan (DuckDB's default)
+neither engine shuffles the events either: the replication slice's node state ``st`` comes from one
+vectorised pass per file (kconform.traces.mine.state; on Spark through ``mapInArrow``), and the
+invariants, in each engine's SQL, are projections and small joins over ``st`` and the corpus'
+columns. The reference plan ``windows`` repartitions the events by trace once and builds ``st``
+with window views. Only violations (and per-invariant, per-trace counts) come back to the driver.
+Witness events are looked up in the buckets of flagged traces only.
 """
 
 from __future__ import annotations
