@@ -307,7 +307,7 @@ def _run_spark(
     events = sum(t.events for t in manifest.traces if t.bucket in wanted and t.trace not in left_out)
     persisted: list[DataFrame] = []
     if plan == "tasks":
-        violations = _tasks_violations(spark, good, root, manifest, buckets, names).persist()
+        violations = _tasks_violations(good, root, manifest, buckets, names).persist()
     else:
         violations = _sql_violations(spark, good, root, manifest, buckets, names, events, plan, persisted)
     persisted.append(violations)
@@ -318,7 +318,6 @@ def _run_spark(
 
 
 def _tasks_violations(
-    spark: SparkSession,
     good: DataFrame,
     root: str | os.PathLike[str],
     manifest: Manifest,
