@@ -66,17 +66,22 @@ def _cpu_s(pid: int | None = None) -> float:
 
 
 def _descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (Spark's Python daemon and workers below the JVM)."""
+    """Every process below ``pid`` (Spark's Python daemon and workers below the JVM). Every thread's
+    ``children`` is read: the JVM starts the Python daemon from a thread other than its main one, so
+    the main thread's list alone (as read before 2026-11-26 23:20) missed the Python workers' CPU
+    and memory."""
     out: list[int] = []
     todo = [pid]
     while todo:
         parent = todo.pop()
-        try:
-            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
-        except OSError:
-            continue
-        out.extend(int(c) for c in children)
-        todo.extend(int(c) for c in children)
+        children: set[int] = set()
+        for task in Path(f"/proc/{parent}/task").glob("*/children"):
+            try:
+                children.update(int(c) for c in task.read_text().split())
+            except OSError:
+                continue
+        out.extend(sorted(children))
+        todo.extend(sorted(children))
     return out
 
 
