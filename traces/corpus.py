@@ -24,6 +24,7 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -213,7 +214,8 @@ class TableBuilder:
     def __init__(self) -> None:
         self._cols = columns()
         self._fields = {kind: tuple(name for name, _ in event_fields(cls)) for kind, cls in EVENT_TYPES.items()}
-        self._rows: dict[str, list[tuple[int, int, int, Event]]] = {}
+        self._getters = {kind: attrgetter(*fields) for kind, fields in self._fields.items()}
+        self._rows: dict[str, list[tuple[int, int, int, tuple[Any, ...]]]] = {}
         self._pending = 0
         self._parts: list[pa.Table] = []
         self._steps: tuple[list[int], list[int], list[str]] = ([], [], [])
@@ -227,7 +229,13 @@ class TableBuilder:
         self._steps[2].append(op_json)
 
     def add_event(self, trace: int, pos: int, step: int, event: Event) -> None:
-        self._rows.setdefault(event.kind, []).append((trace, pos, step, event))
+        # The kind's field values are read here, once, as one tuple (``node`` first): the event
+        # object itself is not kept, so a bucket's held rows are plain tuples, not dataclasses.
+        kind = event.kind
+        rows = self._rows.get(kind)
+        if rows is None:
+            rows = self._rows[kind] = []
+        rows.append((trace, pos, step, self._getters[kind](event)))
         self._pending += 1
         if self._pending >= self.FLUSH_ROWS:
             self._flush()
@@ -262,23 +270,25 @@ class TableBuilder:
         ).sort_by([("trace", "ascending"), ("step", "ascending")])
         return events, steps
 
-    def _kind_table(self, kind: str, rows: list[tuple[int, int, int, Event]], schema: pa.Schema) -> pa.Table:
+    def _kind_table(self, kind: str, rows: list[tuple[int, int, int, tuple[Any, ...]]], schema: pa.Schema) -> pa.Table:
         n = len(rows)
-        own = set(self._fields[kind])
+        traces, positions, steps, values = zip(*rows, strict=True)
+        fields = self._fields[kind]
+        # attrgetter of one name gives the value itself, of several a tuple of them.
+        by_field = dict(zip(fields, zip(*values, strict=True), strict=True)) if len(fields) > 1 else {fields[0]: values}
         arrays: list[pa.Array] = [
-            pa.array([r[0] for r in rows], pa.int64()),
-            pa.array([r[1] for r in rows], pa.int64()),
-            pa.array([r[2] for r in rows], pa.int64()),
+            pa.array(traces, pa.int64()),
+            pa.array(positions, pa.int64()),
+            pa.array(steps, pa.int64()),
             pa.array([kind] * n, pa.string()),
-            pa.array([r[3].node for r in rows], pa.int64()),
+            pa.array(by_field["node"], pa.int64()),
         ]
         for col in self._cols:
-            typ = arrow_type(col.type)
-            if col.name not in own:
-                arrays.append(pa.nulls(n, typ))
+            column = by_field.get(col.name)
+            if column is None:
+                arrays.append(pa.nulls(n, arrow_type(col.type)))
                 continue
-            values = [getattr(r[3], col.name) for r in rows]
-            arrays.append(_to_arrow(col, values))
+            arrays.append(_to_arrow(col, list(column)))
         return pa.Table.from_arrays(arrays, schema=schema)
 
 

@@ -1,6 +1,14 @@
 """Corpus generation rate per slice, side by side in one run: replication, txn TV0, txn TV2.
 
 Run: ``python -m kconform.ci.benchmarks.generate [--events 200000] [--workers 2] [--oracle-traces 2]``.
+
+``--before PYTHON`` compares two checkouts instead: ``PYTHON`` is the interpreter of another
+installed checkout (e.g. ``/work/wt/old/.venv/bin/python``); every round runs each slice once
+under it and once under this interpreter, alternating, each in a fresh process, and prints the
+events/s and CPU-seconds (the generating process and its workers) of both and the ratio. Only
+``kconform.traces.generate.generate`` and the configuration classes are used there, so any checkout
+since the exactly-once slice can be the other side.
+
 Each slice writes a corpus of ``--events`` events (default trace size) with the same seed and
 workers; the slices take turns ``--rounds`` times, so load from other work on the machine spreads over
 all of them. Prints events/s per slice (the best round and the median), the ratio to replication, and
@@ -10,7 +18,10 @@ with ``--oracle-traces N`` the single-process oracle's events/s on the first N t
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -37,8 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--oracle-traces", type=int, default=0, metavar="N")
+    parser.add_argument("--before", metavar="PYTHON", help="compare with the checkout PYTHON runs (see above)")
     args = parser.parse_args(argv)
     console = Console()
+    if args.before:
+        return compare(console, args.before, args.events, args.workers, args.rounds, args.seed)
     rates: dict[str, list[float]] = {name: [] for name, _ in SLICES}
     oracle: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="kconform-genbench-") as tmp:
@@ -64,6 +78,79 @@ def main(argv: list[str] | None = None) -> int:
         if oracle:
             row.append(f"{oracle[name]:,.0f}")
         table.add_row(*row)
+    console.print(table)
+    return 0
+
+
+_ONE_RUN = """
+import json, resource, sys, tempfile, time
+from kconform.model.config import ReplicationConfig
+from kconform.model.txn_config import TxnConfig
+from kconform.traces.generate import Plan, generate
+slice_name, events, workers, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+configs = {"replication": ReplicationConfig(), "txn TV0": TxnConfig(transaction_version=0),
+           "txn TV2": TxnConfig(transaction_version=2)}
+def cpu():
+    return sum(resource.getrusage(w).ru_utime + resource.getrusage(w).ru_stime
+               for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+with tempfile.TemporaryDirectory(prefix="kconform-genbench-") as tmp:
+    started = cpu()
+    result = generate(tmp, Plan(events=events, seed=seed, config=configs[slice_name]), workers)
+    print(json.dumps({"events": result.manifest.events, "seconds": result.seconds, "cpu": cpu() - started}))
+"""
+
+
+def _one_run(python: str, slice_name: str, events: int, workers: int, seed: int) -> dict[str, float]:
+    """One corpus of ``slice_name`` written by ``python`` in a fresh process: events, wall seconds
+    of ``generate`` and the CPU-seconds it used (its process and its workers)."""
+    done = subprocess.run(
+        [python, "-c", _ONE_RUN, slice_name, str(events), str(workers), str(seed)],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{python} failed on {slice_name}:\n{done.stderr}")
+    out: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return out
+
+
+def compare(console: Console, before: str, events: int, workers: int, rounds: int, seed: int) -> int:
+    """Before (``before``) and after (this interpreter) per slice, alternating in every round."""
+    sides = (("before", before), ("after", sys.executable))
+    runs: dict[tuple[str, str], list[dict[str, float]]] = {}
+    for _ in range(rounds):
+        for name, _config in SLICES:
+            for side, python in sides:
+                run = _one_run(python, name, events, workers, seed)
+                runs.setdefault((name, side), []).append(run)
+                console.print(
+                    f"{name} {side}: {run['events']:,.0f} events in {run['seconds']:.1f} s, {run['cpu']:.1f} CPU-s"
+                )
+    table = Table(title=f"generation before / after, {events:,} events, {workers} worker(s), {rounds} round(s)")
+    for column in (
+        "slice",
+        "before events/s (median)",
+        "after events/s (median)",
+        "after / before",
+        "before events/CPU-s",
+        "after events/CPU-s",
+        "after / before (CPU)",
+    ):
+        table.add_column(column, justify="right")
+    for name, _config in SLICES:
+        wall = {side: statistics.median(r["events"] / r["seconds"] for r in runs[name, side]) for side, _ in sides}
+        cpu = {side: statistics.median(r["events"] / r["cpu"] for r in runs[name, side]) for side, _ in sides}
+        table.add_row(
+            name,
+            f"{wall['before']:,.0f}",
+            f"{wall['after']:,.0f}",
+            f"{wall['after'] / wall['before']:.2f}",
+            f"{cpu['before']:,.0f}",
+            f"{cpu['after']:,.0f}",
+            f"{cpu['after'] / cpu['before']:.2f}",
+        )
     console.print(table)
     return 0
 
