@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 TimerAction = Callable[[], None]
 
 
-@dataclass(order=True)
+@dataclass
 class _Timer:
     due_ms: int
     seq: int
@@ -29,7 +29,9 @@ class Scheduler:
 
     def __init__(self) -> None:
         self.now_ms = 0
-        self._heap: list[_Timer] = []
+        self._heap: list[tuple[int, int, _Timer]] = []
+        """(due_ms, seq, timer): ordered by due time then scheduling order, compared as tuples in C
+        (seq is unique, so the timers themselves are never compared)."""
         self._next_seq = 0
         self._live: dict[int, _Timer] = {}
 
@@ -38,7 +40,7 @@ class Scheduler:
         assert delay_ms >= 0, f"timer {name} scheduled in the past ({delay_ms} ms)"
         timer = _Timer(self.now_ms + delay_ms, self._next_seq, owner, name, action)
         self._next_seq += 1
-        heapq.heappush(self._heap, timer)
+        heapq.heappush(self._heap, (timer.due_ms, timer.seq, timer))
         self._live[timer.seq] = timer
         return timer.seq
 
@@ -55,14 +57,14 @@ class Scheduler:
     def next_due_ms(self) -> int | None:
         """Due time of the earliest live timer, None when no timer is pending."""
         self._discard_cancelled()
-        return self._heap[0].due_ms if self._heap else None
+        return self._heap[0][0] if self._heap else None
 
     def pop_due(self, until_ms: int) -> _Timer | None:
         """Remove and return the earliest live timer due at or before ``until_ms``."""
         self._discard_cancelled()
-        if not self._heap or self._heap[0].due_ms > until_ms:
+        if not self._heap or self._heap[0][0] > until_ms:
             return None
-        timer = heapq.heappop(self._heap)
+        timer = heapq.heappop(self._heap)[2]
         del self._live[timer.seq]
         return timer
 
@@ -72,5 +74,5 @@ class Scheduler:
         self.now_ms = now_ms
 
     def _discard_cancelled(self) -> None:
-        while self._heap and self._heap[0].seq not in self._live:
+        while self._heap and self._heap[0][1] not in self._live:
             heapq.heappop(self._heap)
