@@ -75,7 +75,8 @@ def _collect_trace_garbage() -> None:
 
 @contextmanager
 def paused_gc() -> Iterator[Callable[[], None]]:
-    """Pause automatic cyclic garbage collection for a bucket; yields ``end_trace()``, which
+    """Pause automatic cyclic garbage collection for a bucket (its traces and the writing of its
+    files); yields ``end_trace()``, which
     collects everything a finished trace left (generations 0 and 1); collects in full and restores
     the collector's previous state on exit. Inside a trace ``run_trace`` collects generation 0
     every ``GC_STEPS`` steps (``gc.collect(0)``): its survivors go to generation 1, which
@@ -236,7 +237,7 @@ def _run_bucket(task: _Task) -> list[dict[str, Any]]:
             )
             end_trace()
             metas.append(TraceMeta(trace, task.bucket, seed, recorded, mutants, n_events, n_steps).to_json())
-    write_bucket(task.root, task.bucket, builder)
+        write_bucket(task.root, task.bucket, builder)
     return metas
 
 

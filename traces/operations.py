@@ -10,6 +10,17 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+_FIELD_NAMES: dict[type[Any], tuple[str, ...]] = {}
+
+
+def _field_names(cls: type[Any]) -> tuple[str, ...]:
+    """The dataclass fields of ``cls`` in declaration order, looked up once per class (to_json runs
+    once per generated step)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
 
 @dataclass(frozen=True)
 class Operation:
@@ -19,7 +30,8 @@ class Operation:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"op": self.kind}
-        out.update({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+        for name in _field_names(type(self)):
+            out[name] = getattr(self, name)
         return out
 
     def __str__(self) -> str:
