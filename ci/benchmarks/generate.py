@@ -128,15 +128,17 @@ def compare(console: Console, before: str, events: int, workers: int, rounds: in
                 console.print(
                     f"{name} {side}: {run['events']:,.0f} events in {run['seconds']:.1f} s, {run['cpu']:.1f} CPU-s"
                 )
-    table = Table(title=f"generation before / after, {events:,} events, {workers} worker(s), {rounds} round(s)")
+    table = Table(
+        title=f"generation before / after (medians), {events:,} events, {workers} worker(s), {rounds} round(s)"
+    )
     for column in (
         "slice",
-        "before events/s (median)",
-        "after events/s (median)",
-        "after / before",
-        "before events/CPU-s",
-        "after events/CPU-s",
-        "after / before (CPU)",
+        "before ev/s",
+        "after ev/s",
+        "ratio",
+        "before ev/CPU-s",
+        "after ev/CPU-s",
+        "ratio (CPU)",
     ):
         table.add_column(column, justify="right")
     for name, _config in SLICES:
