@@ -75,3 +75,19 @@ def truncate_from_end(cache: EpochCache, end_offset: int) -> EpochCache:
     if end_offset < 0:
         return cache
     return tuple((e, s) for (e, s) in cache if s < end_offset)
+
+
+def truncate_from_start(cache: EpochCache, start_offset: int) -> EpochCache:
+    """The log start moved to ``start_offset`` (LeaderEpochFileCache.truncateFromStart): every
+    entry starting at or before it is dropped, then the last dropped epoch is kept with
+    ``start_offset`` as its start, so the epoch in force at the new log start stays known
+    (kafka-facts §3.6; LeaderEpochFileCacheTest.shouldUpdateSavedOffsetWhenOffsetToClearToIsBetweenEpochs,
+    shouldNotClearAnythingIfOffsetToFirstOffset). A negative (undefined) offset changes nothing
+    (shouldNotResetEpochHistoryHeadIfUndefinedPassed)."""
+    if start_offset < 0:
+        return cache
+    dropped = [(e, s) for (e, s) in cache if s <= start_offset]
+    if not dropped:
+        return cache
+    kept = tuple((e, s) for (e, s) in cache if s > start_offset)
+    return ((dropped[-1][0], start_offset), *kept)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 
 from kconform.model import fetch_client as FC
 from kconform.model import fetch_session as FS
+from kconform.model import log_start as LS
 from kconform.model import txn_partition as T
 from kconform.model.errors import NONE, NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE
 from kconform.model.fetch_config import BROKER, FetchConfig
@@ -145,12 +146,13 @@ def read(log: Log, fetch_offset: int, read_committed: bool, max_records: int) ->
     p = log.part
     if not log.leading:
         return FS.PartitionData(p.name, NOT_LEADER_OR_FOLLOWER, -1, -1, -1)
-    if fetch_offset < log.log_start or fetch_offset > p.leo:
+    if not LS.in_range(fetch_offset, log.log_start, p.leo):
         return FS.PartitionData(p.name, OFFSET_OUT_OF_RANGE, -1, -1, -1)
     a = T.consumer_fetch(p, p.leader, fetch_offset, read_committed)
     records = a.records[:max_records]
     aborted = tuple(t for t in a.aborted if records and t.first_offset <= records[-1].offset)
-    return FS.PartitionData(p.name, a.error, a.hw, a.lso, log.log_start, records, aborted)
+    lso = LS.clamp_hw(a.lso, log.log_start)  # the LSO is never below the log start (UnifiedLog)
+    return FS.PartitionData(p.name, a.error, a.hw, lso, log.log_start, records, aborted)
 
 
 def append(s: FetchState, name: str, rids: tuple[int, ...], pid: int, txn: bool, commit: bool) -> FetchState:
@@ -179,10 +181,13 @@ def hw_advanced(s: FetchState, name: str, hw: int) -> FetchState:
 
 
 def log_start_advanced(s: FetchState, name: str, log_start: int) -> FetchState:
-    """DeleteRecords (KIP-107): the log start moves forward, never past the HW."""
+    """DeleteRecords (KIP-107): the log start moves forward, never past the HW
+    (model.log_start.delete_records, the rule the replication slice's leaders follow too)."""
     log = _log(s, name)
+    error, moved_to = LS.delete_records(log_start, log.log_start, log.part.hw)
     _require(
-        log.log_start < log_start <= log.part.hw, f"{name}: log start {log.log_start} → {log_start}, HW {log.part.hw}"
+        error == NONE and moved_to == log_start > log.log_start,
+        f"{name}: log start {log.log_start} → {log_start}, HW {log.part.hw}",
     )
     return replace(s, logs=s.logs.set(name, replace(log, log_start=log_start)))
 

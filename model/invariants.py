@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from kconform.model import delayed, guarantees, purgatory
+from kconform.model import delayed, guarantees, log_start, purgatory
 from kconform.model.config import ReplicationConfig
 from kconform.model.guarantees import Invariant as Invariant
 from kconform.model.guarantees import Memo as Memo
@@ -63,9 +63,9 @@ def _permits(s: State) -> tuple[object, ...]:
     return (s.ghost.unclean_epochs, s.ghost.crash_lost_data)
 
 
-def _logs(s: State) -> tuple[tuple[bool, int, tuple[Entry, ...]], ...]:
-    """Each replica's liveness, HW and log (_running, HW and LEO checks)."""
-    return tuple([(r.alive, r.hw, r.log) for r in s.replicas])
+def _logs(s: State) -> tuple[tuple[bool, int, tuple[Entry, ...], int], ...]:
+    """Each replica's liveness, HW, log and log start (_running, HW and LEO checks)."""
+    return tuple([(r.alive, r.hw, r.log, r.log_start) for r in s.replicas])
 
 
 def _leader_logs(s: State) -> tuple[tuple[object, ...], ...]:
@@ -75,7 +75,9 @@ def _leader_logs(s: State) -> tuple[tuple[object, ...], ...]:
 
 def _isr_views(s: State) -> tuple[tuple[object, ...], ...]:
     """Each replica's leadership, leader epoch, HW, log and own ISR view."""
-    return tuple([(r.alive, r.registered, r.leader, r.leader_epoch, r.hw, r.log, r.isr) for r in s.replicas])
+    return tuple(
+        [(r.alive, r.registered, r.leader, r.leader_epoch, r.hw, r.log, r.isr, r.log_start) for r in s.replicas]
+    )
 
 
 def _parked_and_clock(s: State) -> tuple[object, ...]:
@@ -112,13 +114,16 @@ def leader_hw_monotonic(pre: State, post: State, cfg: ReplicationConfig) -> Iter
 @_register(
     "NoCommittedDataLoss",
     "KIP-101, KIP-279, KIP-320; Kafka's durability contract for acks=all",
-    lambda s: (s.ghost.acked, *_permits(s), _leader_logs(s)),
+    lambda s: (s.ghost.acked, *_permits(s), s.ghost.deleted_to, _leader_logs(s)),
 )
 def no_committed_data_loss(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Every acknowledged record stays at its offset in the log of every leader of the acknowledging
-    leader's epoch or a later one (a superseded zombie leader of an earlier epoch may lack it)."""
+    leader's epoch or a later one (a superseded zombie leader of an earlier epoch may lack it),
+    unless DeleteRecords or retention moved a log start past it (``Ghost.deleted_to``, KIP-107)."""
     leaders = list(_leaders(s))
     for a in s.ghost.acked:
+        if a.offset < s.ghost.deleted_to:
+            continue
         for b, r in leaders:
             if r.leader_epoch < max(a.epoch, a.leader_epoch):
                 continue
@@ -142,9 +147,10 @@ def no_divergence_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violati
     for i, (b1, r1) in enumerate(running):
         for b2, r2 in running[i + 1 :]:
             below = min(r1.hw, r2.hw, r1.leo, r2.leo)
-            if r1.log[:below] == r2.log[:below]:
+            start = max(r1.log_start, r2.log_start)  # below both log starts' maximum one was deleted
+            if r1.log[start:below] == r2.log[start:below]:
                 continue  # the same record at every offset below both HWs (the loop would find none)
-            for o in range(below):
+            for o in range(start, below):
                 if r1.log[o] != r2.log[o]:
                     why = _any_permitted(s)
                     yield Violation(
@@ -172,13 +178,14 @@ def consumer_reads_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violat
 @_register(
     "ConsumedRecordsStay",
     "KIP-101, KIP-279: what consumers saw is committed",
-    lambda s: (s.ghost.consumed, *_permits(s), _leader_logs(s)),
+    lambda s: (s.ghost.consumed, *_permits(s), s.ghost.deleted_to, _leader_logs(s)),
 )
 def consumed_records_stay(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
-    """Every record a consumer read stays at its offset in the log of every later leader."""
+    """Every record a consumer read stays at its offset in the log of every later leader, unless
+    DeleteRecords or retention moved a log start past it (KIP-107)."""
     seen: set[Entry] = set()
     for entry, _hw in s.ghost.consumed:
-        if entry in seen:
+        if entry in seen or entry.offset < s.ghost.deleted_to:
             continue
         seen.add(entry)
         for b, r in _leaders(s):
@@ -236,12 +243,12 @@ def leader_writes_unique(s: State, cfg: ReplicationConfig) -> Iterator[Violation
 def _isr_agreement(s: State, name: str, strong: bool) -> Iterator[Violation]:
     for b, r in _leaders(s):
         members = s.controller.isr if strong else r.isr
-        prefix = r.log[: r.hw]
         for m in members:
             other = s.replicas[m]
-            if other.log[: r.hw] == prefix:
+            start = max(r.log_start, other.log_start)  # below it one of them deleted the records
+            if other.log[start : r.hw] == r.log[start : r.hw]:
                 continue  # equal prefixes: the same entry (or both none) at every offset below r.hw
-            for o in range(r.hw):
+            for o in range(start, r.hw):
                 if _entry_at(r, o) != _entry_at(other, o):
                     why = _any_permitted(s)
                     yield Violation(
@@ -266,6 +273,41 @@ def weak_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
 def strong_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """A replica presuming leadership holds, below its HW, the same records as every member of the controller's ISR."""
     yield from _isr_agreement(s, "StrongIsr", strong=True)
+
+
+@_register(
+    "LogStartBelowHw", "KIP-107; UnifiedLog.maybeIncrementLogStartOffset, KAFKA-5634, KAFKA-9491", lambda s: (_logs(s),)
+)
+def log_start_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """Every running replica's log start offset is at most its high watermark (with HwBelowLeo:
+    logStartOffset ≤ HW ≤ LEO), and its log holds deleted placeholders exactly below the log start."""
+    for b, r in _running(s):
+        if r.log_start > r.hw:
+            yield Violation("LogStartBelowHw", f"broker {b}: log start {r.log_start} > HW {r.hw}")
+        elif any(e.epoch == log_start.DELETED for e in r.log[r.log_start :]):
+            yield Violation("LogStartBelowHw", f"broker {b}: a deleted offset at or above the log start {r.log_start}")
+
+
+@_register_step("LogStartMonotonic", "KIP-107; UnifiedLog.maybeIncrementLogStartOffset, UnifiedLog.truncateTo")
+def log_start_monotonic(pre: State, post: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """A running replica's log start offset never decreases, except to its new LEO when a truncation
+    empties the log below the old start (UnifiedLog.truncateTo: logStartOffset = min(target, start))."""
+    for b, r in enumerate(post.replicas):
+        p = pre.replicas[b]
+        if p.alive and r.alive and r.log_start < p.log_start and r.log_start != r.leo:
+            yield Violation("LogStartMonotonic", f"broker {b}: log start {p.log_start} -> {r.log_start} (LEO {r.leo})")
+
+
+@_register(
+    "NoReadBelowLogStart",
+    "KIP-107; LocalLog.read: OFFSET_OUT_OF_RANGE below logStartOffset",
+    lambda s: (s.ghost.consumed,),
+)
+def no_read_below_log_start(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """No consumer ever receives a record that was deleted (below the serving leader's log start)."""
+    for entry, _hw in s.ghost.consumed:
+        if entry.epoch == log_start.DELETED:
+            yield Violation("NoReadBelowLogStart", f"consumer read deleted offset {entry.offset}")
 
 
 @_register(

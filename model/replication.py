@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from kconform.model import elr as elr_rules
 from kconform.model import epochs, purgatory
+from kconform.model import log_start as ls
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.model.errors import (
     FENCED_LEADER_EPOCH,
@@ -199,7 +200,8 @@ def _append(s: State, cfg: ReplicationConfig, node: int, entry: Entry) -> State:
 
 
 def _truncate(r: Replica, to: int) -> Replica:
-    """Truncate the log to ``to`` entries: epoch cache from end, HW clamped, durable at once."""
+    """Truncate the log to ``to`` entries: epoch cache from end, HW clamped, durable at once; a
+    truncation below the log start moves it back to ``to`` (UnifiedLog.truncateTo)."""
     to = min(to, r.leo)
     return evolve(
         r,
@@ -207,6 +209,38 @@ def _truncate(r: Replica, to: int) -> Replica:
         epoch_cache=epochs.truncate_from_end(r.epoch_cache, to),
         hw=min(r.hw, to),
         durable_leo=min(r.durable_leo, to),
+        log_start=ls.after_truncation(r.log_start, to),
+    )
+
+
+def advance_log_start(r: Replica, to: int) -> Replica:
+    """UnifiedLog.maybeIncrementLogStartOffset: the log start moves forward to ``to`` (never back),
+    the records below become ``log_start.deleted`` placeholders and the epoch cache is truncated
+    from the start (LeaderEpochFileCache.truncateFromStart)."""
+    if to <= r.log_start:
+        return r
+    if to > r.hw:
+        raise NotEnabled(f"log start {to} above the HW {r.hw} (UnifiedLog.maybeIncrementLogStartOffset refuses it)")
+    gone = tuple(ls.deleted(o) for o in range(r.log_start, to))
+    return evolve(
+        r,
+        log=(*r.log[: r.log_start], *gone, *r.log[to:]),
+        epoch_cache=epochs.truncate_from_start(r.epoch_cache, to),
+        log_start=to,
+    )
+
+
+def _start_at(r: Replica, offset: int) -> Replica:
+    """AbstractFetcherThread.truncateFullyAndStartAt (UnifiedLog.truncateFullyAndStartAt): the log
+    is emptied and restarts at ``offset``, with log start, HW (KAFKA-9491) and LEO all ``offset``
+    and an empty epoch cache (LeaderEpochFileCache.clearAndFlush)."""
+    return evolve(
+        r,
+        log=tuple(ls.deleted(o) for o in range(offset)),
+        epoch_cache=(),
+        hw=offset,
+        durable_leo=offset,
+        log_start=offset,
     )
 
 
@@ -445,6 +479,8 @@ class FetchResponse:
     diverging_end_offset: int
     leader_leo: int
     leader_hw: int
+    leader_log_start: int = 0
+    """The leader's log start offset (FetchResponse logStartOffset, KIP-107)."""
 
 
 @dataclass(frozen=True)
@@ -478,18 +514,20 @@ def _follower_read(s: State, cfg: ReplicationConfig, leader: int, q: FetchReques
         error = NOT_LEADER_OR_FOLLOWER
     if error != NONE:
         hw = r.hw if leads else -1
-        return FetchResponse(error, (), hw, -1, -1, r.leo, hw)
+        return FetchResponse(error, (), hw, -1, -1, r.leo, hw, r.log_start if leads else -1)
+    if q.fetch_offset < r.log_start:
+        return FetchResponse(OFFSET_OUT_OF_RANGE, (), r.hw, -1, -1, r.leo, r.hw, r.log_start)
     if q.last_fetched_epoch >= 0:
         end_epoch, end_offset = epochs.end_offset_for(
             r.epoch_cache, q.last_fetched_epoch, r.leo, cfg.protocol.kafka_7415
         )
         if end_epoch == -1:
-            return FetchResponse(OFFSET_OUT_OF_RANGE, (), r.hw, -1, -1, r.leo, r.hw)
+            return FetchResponse(OFFSET_OUT_OF_RANGE, (), r.hw, -1, -1, r.leo, r.hw, r.log_start)
         if end_epoch < q.last_fetched_epoch or end_offset < q.fetch_offset:
-            return FetchResponse(NONE, (), r.hw, end_epoch, end_offset, r.leo, r.hw)
-    if q.fetch_offset > r.leo or q.fetch_offset < 0:
-        return FetchResponse(OFFSET_OUT_OF_RANGE, (), r.hw, -1, -1, r.leo, r.hw)
-    return FetchResponse(NONE, r.log[q.fetch_offset :], r.hw, -1, -1, r.leo, r.hw)
+            return FetchResponse(NONE, (), r.hw, end_epoch, end_offset, r.leo, r.hw, r.log_start)
+    if not ls.in_range(q.fetch_offset, r.log_start, r.leo):
+        return FetchResponse(OFFSET_OUT_OF_RANGE, (), r.hw, -1, -1, r.leo, r.hw, r.log_start)
+    return FetchResponse(NONE, r.log[q.fetch_offset :], r.hw, -1, -1, r.leo, r.hw, r.log_start)
 
 
 def handle_fetch(
@@ -516,7 +554,7 @@ def handle_fetch(
     )
     r = evolve(r, remotes=(*r.remotes[:follower], rem, *r.remotes[follower + 1 :]))
     s = _maybe_advance_hw(s.with_replica(leader, r), cfg, leader)
-    return s, FetchResponse(NONE, resp.entries, hw_before, -1, -1, r.leo, s.replica(leader).hw)
+    return s, FetchResponse(NONE, resp.entries, hw_before, -1, -1, r.leo, s.replica(leader).hw, r.log_start)
 
 
 def fetch_waits(cfg: ReplicationConfig, resp: FetchResponse) -> bool:
@@ -589,13 +627,18 @@ def apply_fetch_response(
         for entry in resp.entries:
             s = _append(s, cfg, follower, entry)
         r = s.replica(follower)
-        r = evolve(r, hw=min(resp.hw, r.leo))
+        r = evolve(r, hw=ls.clamp_hw(min(resp.hw, r.leo), r.log_start))
+        r = advance_log_start(r, ls.follower_log_start(r.log_start, resp.leader_log_start, r.hw))
         return s.with_replica(follower, r), FetchApplyOutcome("appended", -1, len(resp.entries), r.hw)
     if resp.error == OFFSET_OUT_OF_RANGE:
-        if resp.leader_leo < r.leo:
-            r = _truncate(r, resp.leader_leo)
-            return s.with_replica(follower, r), FetchApplyOutcome("out_of_range", resp.leader_leo, 0, r.hw)
-        return s, FetchApplyOutcome("out_of_range", -1, 0, r.hw)
+        how, to = ls.out_of_range_reset(r.leo, resp.leader_log_start, resp.leader_leo)
+        if how == "truncate":
+            r = _truncate(r, to)
+        elif how == "start_at":
+            r = _start_at(r, to)
+        else:
+            return s, FetchApplyOutcome("out_of_range", -1, 0, r.hw)
+        return s.with_replica(follower, r), FetchApplyOutcome("out_of_range", to, 0, r.hw)
     return s, FetchApplyOutcome("error", -1, 0, r.hw)
 
 
@@ -761,7 +804,7 @@ def consumer_fetch(
     error = _epoch_error(r, current_leader_epoch)
     if error == NONE and not leads:
         error = NOT_LEADER_OR_FOLLOWER
-    if error == NONE and (offset > r.leo or offset < 0):
+    if error == NONE and not ls.in_range(offset, r.log_start, r.leo):
         error = OFFSET_OUT_OF_RANGE
     if error != NONE:
         return s, ConsumerFetchOutcome(error, (), r.hw if leads else -1)
@@ -819,6 +862,53 @@ def complete_fetch(
 
 
 # =============================================================================================
+# Log start offset: DeleteRecords (KIP-107) and retention (model.log_start)
+# =============================================================================================
+
+
+@dataclass(frozen=True)
+class DeleteRecordsOutcome:
+    error: int
+    log_start: int
+
+
+def _deleted_to(s: State, offset: int) -> State:
+    return evolve(s, ghost=evolve(s.ghost, deleted_to=max(s.ghost.deleted_to, offset)))
+
+
+def delete_records(
+    s: State, cfg: ReplicationConfig, node: int, offset: int, current_leader_epoch: int = -1
+) -> tuple[State, DeleteRecordsOutcome]:
+    """DeleteRecords on ``node`` (ReplicaManager.deleteRecords → Partition.deleteRecordsOnLeader,
+    KIP-107): NOT_LEADER_OR_FOLLOWER unless it leads; ``offset`` -1 means the HW; an offset below
+    0 or above the HW answers OFFSET_OUT_OF_RANGE; else the leader's log start moves there
+    (model.log_start.delete_records). The answer's low watermark is the leader's log start: the
+    DelayedDeleteRecords wait for the followers' log starts (Partition.lowWatermarkIfLeader) is not
+    modelled; followers follow through their fetches (apply_fetch_response)."""
+    r = _require_alive(s, node)
+    error = _epoch_error(r, current_leader_epoch)
+    if error == NONE and not s.presumes_leadership(node):
+        error = NOT_LEADER_OR_FOLLOWER
+    if error != NONE:
+        return s, DeleteRecordsOutcome(error, -1)
+    error, target = ls.delete_records(offset, r.log_start, r.hw)
+    if error != NONE or target == r.log_start:
+        return s, DeleteRecordsOutcome(error, r.log_start)
+    s = _deleted_to(s.with_replica(node, advance_log_start(r, target)), target)
+    return s, DeleteRecordsOutcome(NONE, target)
+
+
+def retention(s: State, cfg: ReplicationConfig, node: int, offset: int) -> State:
+    """Retention on any running replica (UnifiedLog.deleteOldSegments, by time or size: the model
+    has no segments, so any later log start up to the replica's own HW; KAFKA-5634: never at or
+    past the HW). Each replica applies its own retention; NotEnabled when nothing would move."""
+    r = _require_alive(s, node)
+    if not r.log_start < offset <= ls.retention_bound(r.hw):
+        raise NotEnabled(f"broker {node}: retention to {offset} with log start {r.log_start}, HW {r.hw}")
+    return _deleted_to(s.with_replica(node, advance_log_start(r, offset)), offset)
+
+
+# =============================================================================================
 # Crash, restart, checkpoint, time
 # =============================================================================================
 
@@ -830,6 +920,7 @@ def crash(s: State, cfg: ReplicationConfig, node: int) -> State:
     lost = durable < r.leo
     r = Replica(
         log=r.log[:durable],
+        log_start=ls.after_truncation(r.log_start, durable),
         hw=min(r.hw_checkpoint, durable),
         epoch_cache=epochs.truncate_from_end(r.epoch_cache, durable),
         alive=False,
@@ -852,7 +943,8 @@ def restart(s: State, cfg: ReplicationConfig, node: int) -> State:
     if r.alive:
         raise NotEnabled(f"broker {node} is running; it cannot restart")
     epoch = r.broker_epoch + 1 if cfg.elr else r.broker_epoch
-    return s.with_replica(node, evolve(r, alive=True, hw=min(r.hw_checkpoint, r.leo), broker_epoch=epoch))
+    hw = ls.clamp_hw(min(r.hw_checkpoint, r.leo), r.log_start)
+    return s.with_replica(node, evolve(r, alive=True, hw=hw, broker_epoch=epoch))
 
 
 def checkpoint(s: State, cfg: ReplicationConfig, node: int) -> State:

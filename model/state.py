@@ -119,6 +119,10 @@ class Replica:
     broker_epoch: int = 0
     """This broker's incarnation: +1 at every restart when the config's ``elr`` (a registration
     after a crash gets a new broker epoch, KIP-631; KIP-903 fences the old one's fetches)."""
+    log_start: int = 0
+    """The first offset the replica still serves (model.log_start): ``log`` holds the placeholder
+    ``log_start.deleted(o)`` at every offset below it (DeleteRecords, retention, or a follower that
+    started at its leader's log start)."""
 
     @property
     def produces(self) -> tuple[DelayedProduce, ...]:
@@ -180,6 +184,9 @@ class Ghost:
     overdue: tuple[str, ...] = ()
     """Parked operations a trigger made completable that were still parked when time moved on
     (read by DelayedTriggersHonoured)."""
+    deleted_to: int = 0
+    """The furthest log start DeleteRecords or retention ever set on a replica: records below it
+    may be gone from any log without a loss (NoCommittedDataLoss, ConsumedRecordsStay)."""
 
 
 @dataclass(frozen=True)

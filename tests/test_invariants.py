@@ -67,6 +67,8 @@ BAD_STATES: dict[str, Callable[[State], State]] = {
     "ElrOnlyBelowMinIsr": lambda s: replace(s, elr=(2,), controller=replace(s.controller, isr=(0, 1))),
     "ElrDurability": lambda s: _set(s, 0, log=(Entry(0, 0, 99),)),
     "LeaderUnfenced": lambda s: replace(s, fenced=frozenset({0})),
+    "LogStartBelowHw": lambda s: _set(s, 1, log_start=1, hw=0),
+    "NoReadBelowLogStart": lambda s: replace(s, ghost=replace(s.ghost, consumed=((Entry(0, -1, -1), 1),))),
 }
 BAD_CONFIGS: dict[str, ReplicationConfig] = {"ElrDurability": ReplicationConfig(eligible_leader_replicas_version=1)}
 """Invariants whose guarantee holds on one rung only (ELR: KIP-966); tests/test_elr.py has the other rungs."""

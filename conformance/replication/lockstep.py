@@ -36,6 +36,22 @@ def _sorted(isr: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(sorted(isr))
 
 
+def _claimed_fetch_response(e: ev.FetchHandled | ev.FetchCompleted, model: FetchResponse) -> FetchResponse:
+    """The Fetch answer an event claims. The events carry no log start offset yet (the reference
+    never moves it: DeleteRecords and retention are model transitions only, issue 14 §2), so the
+    model's ``leader_log_start`` stands for it and is not judged."""
+    return FetchResponse(
+        e.error,
+        e.entries,
+        e.hw,
+        e.diverging_epoch,
+        e.diverging_end_offset,
+        e.leader_leo,
+        e.leader_hw,
+        model.leader_log_start,
+    )
+
+
 class Judge(LockstepJudge[State, ReplicationConfig]):
     """Holds the replication model state of one run and judges each event as it arrives.
 
@@ -201,9 +217,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
 
     def _fetch_handled(self, e: ev.FetchHandled) -> State:
         s, resp = replication.handle_fetch(self.state, self.cfg, e.node, e.follower, self._sent_fetch(e))
-        claimed = FetchResponse(
-            e.error, e.entries, e.hw, e.diverging_epoch, e.diverging_end_offset, e.leader_leo, e.leader_hw
-        )
+        claimed = _claimed_fetch_response(e, resp)
         self._after = s
         compare(claimed.__dict__, resp.__dict__)
         if replication.fetch_waits(self.cfg, resp):
@@ -227,9 +241,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         s, resp = replication.complete_fetch(self.state, self.cfg, e.node, e.msg)
         if not isinstance(resp, FetchResponse):
             raise NotEnabled(f"delayed fetch {e.msg} on broker {e.node} is a consumer's, not broker {e.follower}'s")
-        claimed = FetchResponse(
-            e.error, e.entries, e.hw, e.diverging_epoch, e.diverging_end_offset, e.leader_leo, e.leader_hw
-        )
+        claimed = _claimed_fetch_response(e, resp)
         self._after = s
         compare(claimed.__dict__, resp.__dict__)
         self._fetch_answers.setdefault(e.msg, []).append(resp)

@@ -59,7 +59,10 @@ REMOVED = (
     "drops the answer; the model's follower has no partition map to remove it from"
 )
 STORAGE = "a failing local append or truncation (KafkaStorageException): the model's logs never fail"
-LOG_START = "the leader's log start offset moved (retention, DeleteRecords): not in the model yet (issue 14 §2)"
+LOG_START = (
+    "the leader's log start offset moved (retention, DeleteRecords): in the model since issue 14 §2 "
+    "(model.log_start; tests/test_log_start.py ports this case), not yet a handler of the yardstick's drivers"
+)
 FENCED = (
     "the fetcher thread then removes the partition and marks it failed (failedPartitions) until new metadata "
     "arrives; compared here: the leader's answer and the follower's log, which stays where it was"

@@ -16,7 +16,6 @@ from kconform.conformance.yardstick.dsl import EPOCH_CACHE, KAFKA_2_0, TRUNK, Sc
 K = "LeaderEpochFileCacheTest"
 U = (-1, -1)
 OLD = {"protocol": "kip-279"}
-NO_LOG_START = "log start offset (truncateFromStart: DeleteRecords / retention) is not in the model yet (issue 14 §2)"
 HELPER = (
     "a lookup helper used by tiered storage / ListOffsets (previousEpoch, nextEpoch, "
     "epochForOffset), not a protocol answer the model states"
@@ -50,6 +49,14 @@ def assigns(*pairs: tuple[int, int]) -> tuple[object, ...]:
 def OUT(method: str, why: str) -> Scenario:
     return Scenario(K, method, TRUNK, EPOCH_CACHE, out_of_scope=why)
 
+
+def start(offset: int, entries: list[tuple[int, int]]) -> object:
+    """``cache.truncateFromStart(offset)`` then the entries the test asserts (the log start moved)."""
+    return call("truncate_from_start", offset=offset).then(entries=entries)
+
+
+THREE = (a(2, 6), a(3, 8), a(4, 11))
+"""The (2, 6), (3, 8), (4, 11) setup of the truncateFromStart tests."""
 
 LEADERS_CHANGE = (a(0, 0), a(1, 0), check(latest_epoch=1), end(1, 0, (1, 0)), end(0, 0, (0, 0)))
 """shouldIncreaseAndTrackEpochsAsLeadersChangeManyTimes' opening, the same in trunk and in 2.0.0."""
@@ -174,17 +181,26 @@ SCENARIOS: tuple[Scenario, ...] = (
         end(2, 17, (2, 15)),
         part="2.0.0",
     ),
-    OUT("shouldPreserveResetOffsetOnClearEarliestIfOneExists", NO_LOG_START),
-    OUT("shouldUpdateSavedOffsetWhenOffsetToClearToIsBetweenEpochs", NO_LOG_START),
-    OUT("shouldNotClearAnythingIfOffsetToEarly", NO_LOG_START),
-    OUT("shouldNotClearAnythingIfOffsetToFirstOffset", NO_LOG_START),
-    OUT("shouldRetainLatestEpochOnClearAllEarliest", NO_LOG_START),
-    OUT("shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest", NO_LOG_START),
-    OUT("shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest2", NO_LOG_START),
-    OUT("shouldRetainLatestEpochOnClearAllEarliestAndUpdateItsOffset", NO_LOG_START),
-    OUT("shouldNotResetEpochHistoryHeadIfUndefinedPassed", NO_LOG_START),
-    OUT("shouldClearEarliestOnEmptyCache", NO_LOG_START),
-    OUT("shouldWriteCheckpointOnTruncation", NO_LOG_START),
+    S("shouldPreserveResetOffsetOnClearEarliestIfOneExists", *THREE, start(8, [(3, 8), (4, 11)])),
+    S("shouldUpdateSavedOffsetWhenOffsetToClearToIsBetweenEpochs", *THREE, start(9, [(3, 9), (4, 11)])),
+    S("shouldNotClearAnythingIfOffsetToEarly", *THREE, start(1, [(2, 6), (3, 8), (4, 11)])),
+    S("shouldNotClearAnythingIfOffsetToFirstOffset", *THREE, start(6, [(2, 6), (3, 8), (4, 11)])),
+    S("shouldRetainLatestEpochOnClearAllEarliest", *THREE, start(11, [(4, 11)])),
+    S("shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest", *THREE, start(9, [(3, 9), (4, 11)])),
+    S(
+        "shouldUpdateOffsetBetweenEpochBoundariesOnClearEarliest2",
+        *assigns((0, 0), (1, 7), (2, 10)),
+        start(5, [(0, 5), (1, 7), (2, 10)]),
+    ),
+    S("shouldRetainLatestEpochOnClearAllEarliestAndUpdateItsOffset", *THREE, start(15, [(4, 15)])),
+    S(
+        "shouldNotResetEpochHistoryHeadIfUndefinedPassed",
+        *THREE,
+        start(-1, [(2, 6), (3, 8), (4, 11)]),
+        part="truncateFromStart(UNDEFINED_EPOCH_OFFSET)",
+    ),
+    S("shouldClearEarliestOnEmptyCache", start(7, [])),
+    OUT("shouldWriteCheckpointOnTruncation", "the checkpoint file's writes: the model's cache is a value"),
     OUT("shouldClearAllEntries", "clearAndFlush (a log deleted or replaced) is not a model transition"),
     OUT("shouldPersistEpochsBetweenInstances", "the checkpoint file: the model's crash keeps the cache as a value"),
     OUT("testPreviousEpoch", HELPER),

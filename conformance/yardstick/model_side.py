@@ -3,7 +3,8 @@
 Handlers and observables (names a scenario uses):
 
 - ``epoch_cache`` (model.epochs, LeaderEpochFileCache): ``assign(epoch, offset)``,
-  ``end_offset_for(epoch, log_end)`` → ``epoch``, ``end_offset``; ``truncate_from_end(offset)``.
+  ``end_offset_for(epoch, log_end)`` → ``epoch``, ``end_offset``; ``truncate_from_end(offset)``,
+  ``truncate_from_start(offset)``.
   Observables: ``entries``, ``latest_epoch``. Config: ``protocol`` (a ladder rung).
 - ``coordinator`` (model.coordinator, TransactionMetadata / TransactionCoordinator for one
   transactional id): ``init_producer_id(timeout_ms, expected_pid, expected_epoch, fresh_pid, now)``,
@@ -105,6 +106,10 @@ class EpochCacheDriver:
         if handler == "truncate_from_end":
             a = _args(handler, args, {"offset": _REQUIRED})
             self.cache = epochs.truncate_from_end(self.cache, a["offset"])
+            return {}
+        if handler == "truncate_from_start":
+            a = _args(handler, args, {"offset": _REQUIRED})
+            self.cache = epochs.truncate_from_start(self.cache, a["offset"])
             return {}
         raise ScenarioError(f"epoch_cache has no handler {handler!r}")
 

@@ -58,6 +58,10 @@ class RefEpochCache:
             a = _args(handler, args, {"offset": _REQUIRED})
             self.cache.truncate_from_end(a["offset"])
             return {}
+        if handler == "truncate_from_start":
+            a = _args(handler, args, {"offset": _REQUIRED})
+            self.cache.truncate_from_start(a["offset"])
+            return {}
         raise ScenarioError(f"epoch_cache has no handler {handler!r}")
 
     def observe(self) -> Mapping[str, Any]:

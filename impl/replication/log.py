@@ -84,6 +84,16 @@ class LeaderEpochCache:
             return
         self._entries = [(e, s) for e, s in self._entries if s < end_offset]
 
+    def truncate_from_start(self, start_offset: int) -> None:
+        """The log start moved to ``start_offset`` (LeaderEpochFileCache.truncateFromStart): entries
+        starting at or before it go, and the last of them comes back starting at ``start_offset``;
+        a negative offset changes nothing."""
+        if start_offset < 0:
+            return
+        gone = [(e, s) for e, s in self._entries if s <= start_offset]
+        if gone:
+            self._entries = [(gone[-1][0], start_offset)] + [(e, s) for e, s in self._entries if s > start_offset]
+
 
 @dataclass(eq=False)
 class ReplicaLog:
