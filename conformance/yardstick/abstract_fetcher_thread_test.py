@@ -206,7 +206,19 @@ SCENARIOS: tuple[Scenario, ...] = (
     OUT("testTruncationOnFetchSkippedIfPartitionRemoved", REMOVED),
     OUT("testTruncateToEpochEndOffsetsDuringRemovePartitions", REMOVED),
     OUT("testFencedOffsetResetAfterOutOfRange", LOG_START),
-    OUT("testFollowerFetchOutOfRangeLow", LOG_START),
+    S(
+        "testFollowerFetchOutOfRangeLow",
+        pair([4, 4, 4], [0], 4, 2, log_start={0: 2}),
+        call("replicate", follower=1).then(outcomes=("out_of_range",), log_starts={1: 2}, leos={1: 2}, hws={1: 2}),
+        call("replicate", follower=1).then(outcomes=("appended",), logs={1: (-1, -1, 4)}),
+        check(log_starts={0: 2, 1: 2}, leos={0: 3, 1: 3}, hws={0: 2, 1: 2}),
+        config=TWO,
+        resolution="the leader's records below its log start 2 are the model's deleted placeholders (epoch -1); "
+        "the follower's LEO 1 is below it, so it restarts at 2 with an empty log "
+        "(AbstractFetcherThread.truncateFullyAndStartAt) and then fetches the leader's record: log start, LEO and "
+        "HW end equal to the leader's as in the test (the test's first doWork is the truncation phase, folded "
+        "into the model's first round)",
+    ),
     OUT(
         "testRetryAfterUnknownLeaderEpochInLatestOffsetFetch",
         "the follower's ListOffsets to the leader (fetchLatestOffsetFromLeader) after OFFSET_OUT_OF_RANGE: the "

@@ -413,8 +413,9 @@ def replication_state(given: Mapping[str, Any], cfg: ReplicationConfig) -> State
     {broker: HW}, ``leader`` and ``leader_epoch`` (every replica's view), ``isr``, ``follow``
     (followers' fetcher state: "fetching" or "truncating"), ``follower_leos`` {broker: the leader's
     view of that follower's LEO}, ``leader_epochs`` {broker: the leader epoch that broker knows,
-    where it differs from ``leader_epoch``: a follower fenced or ahead}, ``now``. Epoch caches
-    follow the logs (and, with KAFKA-7415, the leader's epoch starts at its LEO)."""
+    where it differs from ``leader_epoch``: a follower fenced or ahead}, ``now``, ``log_start``
+    {broker: log start offset; the offsets below it deleted}. Epoch caches follow the logs (and,
+    with KAFKA-7415, the leader's epoch starts at its LEO)."""
     leader = given.get("leader", 0)
     leader_epoch = given.get("leader_epoch", 0)
     isr = tuple(sorted(given.get("isr", cfg.brokers)))
@@ -424,6 +425,7 @@ def replication_state(given: Mapping[str, Any], cfg: ReplicationConfig) -> State
     now = given.get("now", 0)
     follow = given.get("follow", FETCHING)
     known_epochs: Mapping[int, int] = given.get("leader_epochs", {})
+    starts: Mapping[int, int] = given.get("log_start", {})
     replicas = []
     for b in cfg.brokers:
         log = tuple(Entry(o, e, 1000 * b + o) for o, e in enumerate(logs.get(b, [])))
@@ -451,6 +453,8 @@ def replication_state(given: Mapping[str, Any], cfg: ReplicationConfig) -> State
                 hw_checkpoint=hws.get(b, 0),
             )
         )
+        if starts.get(b, 0):
+            replicas[-1] = R.advance_log_start(replicas[-1], starts[b])
     rec = PartitionRecord(leader, leader_epoch, isr, 0)
     return State(tuple(replicas), rec, frozenset(), (rec,), now_ms=now)
 
@@ -467,9 +471,11 @@ class ReplicationDriver:
     ``consumer_fetch(node, offset, current_leader_epoch)`` → ``error``, ``records``;
     ``may_expand(node, follower)`` → ``in_sync``; ``hw_target(node)`` → ``target``;
     ``replicate(follower, rounds)`` → ``outcomes`` (round trips with the leader, by rung);
-    ``become_follower(node, leader, leader_epoch)`` → ``outcome``, ``truncated_to``.
-    Observables: ``logs`` (epoch per offset), ``latest_epochs``, ``leos``, ``hws``, ``caches``
-    {broker: ...}, ``leader_hw``, ``fetch_states`` {broker: "fetching" / "truncating" / "idle"},
+    ``become_follower(node, leader, leader_epoch)`` → ``outcome``, ``truncated_to``;
+    ``delete_records(node, offset)`` → ``error``, ``log_start`` (KIP-107).
+    Observables: ``log_starts`` {broker: log start offset}, ``logs`` (epoch per offset; -1 below the
+    log start), ``latest_epochs``, ``leos``, ``hws``, ``caches`` {broker: ...}, ``leader_hw``,
+    ``fetch_states`` {broker: "fetching" / "truncating" / "idle"},
     ``leader_epochs`` {broker: the leader epoch it knows}."""
 
     def start(self, given: Mapping[str, Any], config: Mapping[str, Any]) -> None:
@@ -542,6 +548,10 @@ class ReplicationDriver:
             a = _args(handler, args, {"node": self.leader, "offset": _REQUIRED, "current_leader_epoch": -1})
             self.s, cf = R.consumer_fetch(s, cfg, a["node"], a["offset"], a["current_leader_epoch"])
             return {"error": cf.error, "records": len(cf.entries)}
+        if handler == "delete_records":
+            a = _args(handler, args, {"node": self.leader, "offset": _REQUIRED})
+            self.s, do = R.delete_records(s, cfg, a["node"], a["offset"])
+            return {"error": do.error, "log_start": do.log_start}
         if handler == "replicate":
             a = _args(handler, args, {"follower": _REQUIRED, "rounds": 1})
             outcomes: list[str] = []
@@ -589,6 +599,7 @@ class ReplicationDriver:
             "leader_hw": rs[self.leader].hw,
             "fetch_states": {b: r.fetch_state for b, r in enumerate(rs)},
             "leader_epochs": {b: r.leader_epoch for b, r in enumerate(rs)},
+            "log_starts": {b: r.log_start for b, r in enumerate(rs)},
         }
 
 
