@@ -280,12 +280,12 @@ def strong_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
 )
 def log_start_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Every running replica's log start offset is at most its high watermark (with HwBelowLeo:
-    logStartOffset ≤ HW ≤ LEO), and its log holds deleted placeholders exactly below the log start."""
+    logStartOffset ≤ HW ≤ LEO), and the record at its log start is still held."""
     for b, r in _running(s):
         if r.log_start > r.hw:
             yield Violation("LogStartBelowHw", f"broker {b}: log start {r.log_start} > HW {r.hw}")
-        elif any(e.epoch == log_start.DELETED for e in r.log[r.log_start :]):
-            yield Violation("LogStartBelowHw", f"broker {b}: a deleted offset at or above the log start {r.log_start}")
+        elif r.log_start < r.leo and r.log[r.log_start].epoch == log_start.DELETED:
+            yield Violation("LogStartBelowHw", f"broker {b}: the record at its log start {r.log_start} is deleted")
 
 
 @_register_step("LogStartMonotonic", "KIP-107; UnifiedLog.maybeIncrementLogStartOffset, UnifiedLog.truncateTo")
