@@ -399,15 +399,16 @@ def _elr_loss_permitted(s: State, cfg: ReplicationConfig, after_epoch: int) -> s
 @_register(
     "ElrDurability",
     "KIP-966 (motivation: the last replica standing; guarantee with fewer than min ISR unclean shutdowns)",
-    lambda s: (s.ghost.acked, s.ghost.unclean_epochs, s.ghost.lossy_crashes, _leader_logs(s)),
+    lambda s: (s.ghost.acked, s.ghost.unclean_epochs, s.ghost.lossy_crashes, s.ghost.deleted_to, _leader_logs(s)),
 )
 def elr_durability(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Every record acknowledged to acks=all stays at its offset on every leader of its epoch or a
     later one while fewer than min.insync.replicas brokers lost unflushed data in crashes and no
-    unclean election followed the write; promised with ELR only (else reported as allowed)."""
+    unclean election followed the write, unless DeleteRecords or retention deleted it (KIP-107);
+    promised with ELR only (else reported as allowed)."""
     leaders = list(_leaders(s))
     for a in s.ghost.acked:
-        if not a.guaranteed:
+        if not a.guaranteed or a.offset < s.ghost.deleted_to:
             continue
         for b, r in leaders:
             if r.leader_epoch < max(a.epoch, a.leader_epoch):
