@@ -102,6 +102,7 @@ ENGINES: dict[str, tuple[str, str]] = {
     "spark-before": ("spark", "windows"),
     "spark-sorted": ("spark", "sorted"),
     "spark": ("spark", "tasks"),
+    "spark-files": ("spark", "files"),
     "duckdb-before": ("duckdb", "windows"),
     "duckdb": ("duckdb", "sorted"),
     "duckdb-tasks": ("duckdb", "tasks"),
@@ -111,9 +112,9 @@ ENGINES: dict[str, tuple[str, str]] = {
 shuffle by trace, window views, the SQL row check, every slice); ``spark-sorted`` the sorted plan
 (the node state pass through mapInArrow, the invariants in Spark SQL); ``spark`` the default
 ``tasks`` plan (each task runs the invariants' DuckDB SQL over its corpus file's whole traces);
-``duckdb`` DuckDB's default sorted plan, ``duckdb-tasks`` the tasks plan's chunks in one process.
-All but the before plans run after the corpus check (traces.inputs.corpus, timed apart as
-``validate``)."""
+``spark-files`` the files plan (each task reads its own file); ``duckdb`` DuckDB's default
+sorted plan, ``duckdb-tasks`` the tasks plan's chunks in one process. All but the before plans run
+after the corpus check (traces.inputs.corpus, timed apart as ``validate``)."""
 
 
 def _one(
@@ -348,6 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         "spark before",
         "spark sorted",
         "spark tasks (after)",
+        "spark files",
         "spark after / before: CPU (wall)",
         "spark after / sorted: CPU (wall)",
         "duckdb before",
@@ -399,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
             _cell(figures, "spark-before"),
             _cell(figures, "spark-sorted"),
             _cell(figures, "spark"),
+            _cell(figures, "spark-files"),
             _ratio(figures, "spark", "spark-before"),
             _ratio(figures, "spark", "spark-sorted"),
             _cell(figures, "duckdb-before"),

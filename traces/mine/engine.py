@@ -19,7 +19,7 @@ import contextlib
 import os
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -188,11 +188,14 @@ def _read_events(spark: SparkSession, root: str | os.PathLike[str], buckets: Seq
     return spark.read.schema(schema).parquet(*paths)
 
 
-PLANS = ("tasks", "sorted", "windows")
+PLANS = ("tasks", "files", "sorted", "windows")
 """How an engine mines. ``tasks`` (Spark's default): Spark reads each corpus file as one partition
 (whole traces, sorted by (trace, position)) and each task runs the invariants' DuckDB SQL over
 chunks of whole traces (traces.mine.tasks, through ``mapInArrow``): no shuffle, no Spark SQL
-operator but the scan; on DuckDB the same chunks one after another in one process. ``sorted``
+operator but the scan; on DuckDB the same chunks one after another in one process. ``files``
+(Spark only, not the default yet): the same chunks, but each task reads its corpus file itself
+(pyarrow, engine.arrow_events) and Spark only schedules the files: no JVM-to-Python hand-over of
+the rows. ``sorted``
 (DuckDB's default) reads each corpus file as one
 partition, already sorted by (trace, position), and computes ``st`` in one vectorised pass per
 chunk of whole traces (traces.mine.state; on Spark through ``mapInArrow``, no shuffle of the
@@ -308,6 +311,8 @@ def _run_spark(
     persisted: list[DataFrame] = []
     if plan == "tasks":
         violations = _tasks_violations(good, root, manifest, buckets, names).persist()
+    elif plan == "files":
+        violations = _files_violations(spark, root, manifest, buckets, names, skipped).persist()
     else:
         violations = _sql_violations(spark, good, root, manifest, buckets, names, events, plan, persisted)
     persisted.append(violations)
@@ -340,6 +345,37 @@ def _tasks_violations(
     return good.select(*read_columns(good.columns, slices, names)).mapInArrow(
         mine, from_arrow_schema(VIOLATIONS_SCHEMA)
     )
+
+
+def _files_violations(
+    spark: SparkSession,
+    root: str | os.PathLike[str],
+    manifest: Manifest,
+    buckets: Sequence[int],
+    names: list[str] | None,
+    skipped: Sequence[int],
+) -> DataFrame:
+    """The ``files`` plan: one task per corpus file, which reads the columns the chosen slices' SQL
+    names itself and mines them chunk by chunk (traces.mine.tasks.mine_chunk)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from kconform.traces.mine.state import whole_trace_chunks
+    from kconform.traces.mine.tasks import CHUNK_ROWS, VIOLATIONS_SCHEMA, mine_chunk, read_columns
+
+    slices = sorted(corpus_slices(root, buckets))
+    tables = {"tr": traces_table(manifest), **txn_tables(manifest)}
+    columns = read_columns([column(f.name) for f in arrow_schema()], slices, names)
+    path = str(root)
+    left_out = list(skipped)
+
+    def mine(ids: Iterable[int]) -> Iterator[tuple[Any, ...]]:
+        for table in arrow_events(path, list(ids), columns, left_out):
+            for chunk in whole_trace_chunks(table.to_batches(), CHUNK_ROWS):
+                found = mine_chunk(chunk, tables, slices, names)
+                yield from zip(*(found.column(c).to_pylist() for c in VIOLATIONS_SCHEMA.names), strict=True)
+
+    rdd = spark.sparkContext.parallelize(list(buckets), max(1, len(buckets))).mapPartitions(mine)
+    return spark.createDataFrame(rdd, from_arrow_schema(VIOLATIONS_SCHEMA))
 
 
 def _sql_violations(
@@ -538,7 +574,7 @@ def run_duckdb(
         )
     slices: frozenset[str] | None = None
     given: frozenset[str] = frozenset()
-    if plan == "tasks":
+    if plan in ("tasks", "files"):  # in one process both are the chunks one after another
         table = _duckdb_tasks(root, manifest, buckets, names, threads, skipped)
         events = sum(t.events for t in manifest.traces if t.bucket in set(buckets) and t.trace not in set(skipped))
         con.close()
