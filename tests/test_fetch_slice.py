@@ -15,13 +15,14 @@ from kconform.ci.exitcodes import EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.gate import run_gate
 from kconform.ci.options import GateOptions
 from kconform.conformance import registry
-from kconform.conformance.fetch.scenarios import SCENARIOS
+from kconform.conformance.fetch.scenarios import SCENARIOS, Scenario
 from kconform.conformance.judge import NON_CONFORMANCE
 from kconform.conformance.scenarios import run_scenario
 from kconform.impl.fetch.cluster import FetchCluster
 from kconform.impl.mutants import FETCH, mutants_of
 from kconform.model.configs import config_from_json
 from kconform.model.fetch_config import FetchConfig
+from kconform.traces import operations as o
 from kconform.traces.counterexample import read_counterexample
 from kconform.traces.generate import Plan, generate
 from kconform.traces.oracle import run_oracle
@@ -50,6 +51,26 @@ def test_each_scenario_catches_its_mutants(name: str, mutant: str) -> None:
 
 def test_every_mutant_has_a_scenario() -> None:
     assert {m for s in SCENARIOS.values() for m in s.mutants} == set(mutants_of(FETCH))
+
+
+def test_delete_records_past_an_open_transaction_lifts_the_lso_to_the_log_start() -> None:
+    """UnifiedLog.maybeIncrementFirstUnstableOffset: the LSO answered is never below the log start.
+    The short gate found the reference answering LSO 0 after DeleteRecords moved the log start to 1
+    past a transaction whose marker was still above the HW; the model answers 1, as Kafka does."""
+    ops = (
+        o.Assign(client=0, partition="t-0", assigned=True),
+        o.AppendRecords(partition="t-0", count=1, txn=1),
+        o.AdvanceHw(partition="t-0", offset=1),
+        o.DeleteRecords(partition="t-0", offset=1),
+        o.Poll(client=0),
+        o.Run(ms=300),
+        o.Poll(client=0),
+        o.Run(ms=300),
+    )
+    run = run_scenario(FetchCluster(), Scenario("lso-at-log-start", "regression", (), ops), CFG, frozenset())
+    assert run.failure is None, run.failure
+    lsos = [lso for st in run.steps for e in st.events for lso in getattr(e, "lsos", ())]
+    assert lsos and lsos[-1] == 1
 
 
 def test_the_same_seed_gives_the_same_session_ids() -> None:

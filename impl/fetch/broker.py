@@ -60,7 +60,10 @@ class PartitionLog:
         records = records[:max_records]
         upper = records[-1].offset if records else -1
         aborted = tuple(a for a in aborted if a.first_offset <= upper)
-        return PartitionAnswer(name, error, self.log.hw, self.log.lso(), self.log_start, records, aborted)
+        # The first unstable offset is never below the log start: UnifiedLog.maybeIncrementFirstUnstableOffset
+        # lifts it to the log start when DeleteRecords moved past an open transaction's first offset.
+        lso = max(self.log.lso(), self.log_start)
+        return PartitionAnswer(name, error, self.log.hw, lso, self.log_start, records, aborted)
 
 
 @dataclass
