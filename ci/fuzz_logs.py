@@ -21,33 +21,22 @@ import contextlib
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kconform.ci.fuzzing import Hang, Outcome, Tally, mutate_log, run_case
+from kconform.conformance.runner import alarm
 
 
-@contextlib.contextmanager
-def _alarm(seconds: float) -> Iterator[None]:
-    """Raise :class:`Hang` after ``seconds`` (SIGALRM by ``setitimer``: no thread per case, unlike
-    kconform.ci.fuzzing's watchdog, which leaves SIGALRM to replay's own budget; the library pass of
-    ``logs check`` sets no alarm of its own)."""
-
-    def fire(signum: int, frame: object) -> None:
-        raise Hang()
-
-    previous = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+def _alarm(seconds: float) -> contextlib.AbstractContextManager[None]:
+    """Raise :class:`Hang` after ``seconds`` (kconform.conformance.runner.alarm: SIGALRM, no thread per
+    case, unlike kconform.ci.fuzzing's watchdog, which leaves SIGALRM to replay's own budget; the
+    library pass of ``logs check`` sets no alarm of its own)."""
+    return alarm(seconds, Hang)
 
 
 def library_case(path: Path, work: Path) -> int:

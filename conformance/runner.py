@@ -7,6 +7,7 @@ counterexample file and replayed. It stops judging at the first failing finding;
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
@@ -27,15 +28,16 @@ ADAPTER_TIMEOUT_S = 60.0
 
 
 @contextmanager
-def _deadline(seconds: float, what: Callable[[], str]) -> Iterator[None]:
-    """Raise AdapterError naming ``what()`` if the block runs longer than ``seconds`` (SIGALRM;
-    main thread only, elsewhere the block runs unguarded)."""
+def alarm(seconds: float, error: Callable[[], BaseException]) -> Iterator[None]:
+    """Raise ``error()`` inside the block if it runs longer than ``seconds`` (SIGALRM by
+    ``setitimer``: no thread per block; main thread only, elsewhere and for ``seconds <= 0`` the block
+    runs unguarded). The previous SIGALRM handler is restored and the timer cleared on every exit."""
     if seconds <= 0 or threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def expired(signum: int, frame: object) -> None:
-        raise AdapterError(f"{what()} did not answer within {seconds:g} s (hung?)")
+        raise error()
 
     previous = signal.signal(signal.SIGALRM, expired)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -44,6 +46,11 @@ def _deadline(seconds: float, what: Callable[[], str]) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _deadline(seconds: float, what: Callable[[], str]) -> contextlib.AbstractContextManager[None]:
+    """Raise AdapterError naming ``what()`` if the block runs longer than ``seconds``."""
+    return alarm(seconds, lambda: AdapterError(f"{what()} did not answer within {seconds:g} s (hung?)"))
 
 
 @dataclass(frozen=True)
