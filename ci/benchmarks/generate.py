@@ -18,9 +18,7 @@ with ``--oracle-traces N`` the single-process oracle's events/s on the first N t
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -28,6 +26,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from kconform.ci.benchmarks.child import ChildFailed, json_child
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import AnyConfig
 from kconform.model.txn_config import TxnConfig
@@ -84,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
 
 _ONE_RUN = """
 import json, resource, sys, tempfile, time
+from kconform.ci.benchmarks.child import ChildFailed, json_child
 from kconform.model.config import ReplicationConfig
 from kconform.model.txn_config import TxnConfig
 from kconform.traces.generate import Plan, generate
@@ -103,16 +103,10 @@ with tempfile.TemporaryDirectory(prefix="kconform-genbench-") as tmp:
 def _one_run(python: str, slice_name: str, events: int, workers: int, seed: int) -> dict[str, float]:
     """One corpus of ``slice_name`` written by ``python`` in a fresh process: events, wall seconds
     of ``generate`` and the CPU-seconds it used (its process and its workers)."""
-    done = subprocess.run(
-        [python, "-c", _ONE_RUN, slice_name, str(events), str(workers), str(seed)],
-        capture_output=True,
-        text=True,
-        timeout=3600,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"{python} failed on {slice_name}:\n{done.stderr}")
-    out: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    try:
+        out: dict[str, float] = json_child([python, "-c", _ONE_RUN, slice_name, str(events), str(workers), str(seed)])
+    except ChildFailed as err:
+        raise SystemExit(f"{python} failed on {slice_name}: {err}") from err
     return out
 
 

@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from kconform.ci.benchmarks.child import json_child
 from kconform.conformance.probe.simulate import simulate
 
 
@@ -73,13 +73,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"generated {ops:,} operations in {time.monotonic() - started:.0f} s wall, "
                 f"{time.process_time() - cpu:.0f} s CPU ({path}, {path.stat().st_size / 1e9:.2f} GB)"
             )
-        out = subprocess.run(
-            [sys.executable, "-m", "kconform.ci.benchmarks.probe_check", "--child", str(path)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        figures = json.loads(out.stdout.strip().splitlines()[-1])
+        figures = json_child([sys.executable, "-m", "kconform.ci.benchmarks.probe_check", "--child", str(path)])
         figures["ops"] = ops
         figures["gb"] = path.stat().st_size / 1e9
         rows.append(figures)

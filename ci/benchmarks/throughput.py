@@ -30,6 +30,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from kconform.ci.benchmarks.child import json_child
 from kconform.ci.exitcodes import EXIT_ERROR
 from kconform.conformance import judge
 from kconform.conformance.hunt import run_campaign
@@ -128,17 +129,9 @@ def _export(rev: str, into: Path) -> Path:
 
 def _child(pythonpath: Path, name: str, examples: int, steps: int) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(pythonpath)}
-    out = subprocess.run(
-        [sys.executable, "-c", _CHILD, name, str(examples), str(steps), json.dumps(SLICES[name])],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=3600,
-        check=False,
+    result: dict[str, float] = json_child(
+        [sys.executable, "-c", _CHILD, name, str(examples), str(steps), json.dumps(SLICES[name])], env=env
     )
-    if out.returncode != 0:
-        raise RuntimeError(f"benchmark child failed ({pythonpath}): {out.stderr.strip()[-2000:]}")
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
 
 
