@@ -60,8 +60,10 @@ REMOVED = (
 )
 STORAGE = "a failing local append or truncation (KafkaStorageException): the model's logs never fail"
 LOG_START = (
-    "the leader's log start offset moved (retention, DeleteRecords): in the model since issue 14 §2 "
-    "(model.log_start; tests/test_log_start.py ports this case), not yet a handler of the yardstick's drivers"
+    "after OFFSET_OUT_OF_RANGE the follower asks the leader for its earliest offset (ListOffsets, "
+    "fetchEarliestOffset) and the mocked leader throws FENCED_LEADER_EPOCH, so the thread marks the partition "
+    "failed: the model's follower learns the leader's log start from the Fetch answer (model.log_start, "
+    "KAFKA-9491), has no ListOffsets between replicas and no failed-partitions set"
 )
 FENCED = (
     "the fetcher thread then removes the partition and marks it failed (failedPartitions) until new metadata "

@@ -23,10 +23,13 @@ Handlers and observables (names a scenario uses):
   ``offsets``, ``aborted``, ``fetch_lso``; ``poll(offset, read_committed)`` → ``consumed``,
   ``next_offset``; ``expire(pid, now, expiration_ms)`` → ``expired``;
   ``txn_offset_commit(group, pid, epoch, offsets)`` / ``offset_commit(group, offsets)`` → ``error``;
-  ``offset_fetch(group, require_stable)`` → ``error``, ``committed``, ``unstable``. Observables:
+  ``offset_fetch(group, require_stable)`` → ``error``, ``committed``, ``unstable``;
+  ``delete_records(offset)`` → ``error``, ``log_start`` (KIP-107, model.log_start: never past the
+  HW; fetches outside [log start, LEO] answer OFFSET_OUT_OF_RANGE; the first unstable offset and
+  the LSO are lifted to the log start as UnifiedLog.maybeIncrementFirstUnstableOffset does).
   ``pad(to)`` appends records without a producer id until the LEO is ``to``; ``produce`` without
   ``seq`` continues the producer's sequence. Observables:
-  ``leo``, ``hw``, ``lso``, ``first_unstable``, ``aborted_index``, ``producer_epochs``,
+  ``leo``, ``hw``, ``log_start``, ``lso``, ``first_unstable``, ``aborted_index``, ``producer_epochs``,
   ``last_seqs``, ``ongoing``, ``coordinator_epochs``.
 - ``replication`` (model.replication over a partition built from ``given``): see
   ``ReplicationDriver``.
@@ -52,6 +55,7 @@ from kconform.conformance.yardstick.dsl import (
 )
 from kconform.model import coordinator as C
 from kconform.model import epochs
+from kconform.model import log_start as LS
 from kconform.model import producer_errors as PE
 from kconform.model import producer_state as P
 from kconform.model import replication as R
@@ -59,6 +63,7 @@ from kconform.model import txn_delayed_fetch as D
 from kconform.model import txn_graph as G
 from kconform.model import txn_partition as T
 from kconform.model.config import Protocol, ReplicationConfig
+from kconform.model.errors import OFFSET_OUT_OF_RANGE
 from kconform.model.state import FETCHING, TRUNCATING, PartitionRecord, RemoteReplica, Replica, State
 from kconform.model.txn_config import TxnConfig
 from kconform.traces.events import Entry, TopicOffset
@@ -275,6 +280,7 @@ class PartitionDriver:
 
     def start(self, given: Mapping[str, Any], config: Mapping[str, Any]) -> None:
         self.p = T.Partition(given.get("name", "t-0"), 0)
+        self.log_start = 0
         self.rid = 0
         self.seqs = Sequences()
         self.now_ms = 0
@@ -289,13 +295,12 @@ class PartitionDriver:
         self.completed += [D.read(self.p, df)[0] for df in done]
         return {"completed": len(done)}
 
-    @staticmethod
-    def _answer(ans: T.FetchAnswer) -> dict[str, Any]:
+    def _answer(self, ans: T.FetchAnswer) -> dict[str, Any]:
         return {
             "error": ans.error,
             "offsets": tuple(r.offset for r in ans.records),
             "aborted": tuple((t.pid, t.first_offset) for t in ans.aborted),
-            "fetch_lso": ans.lso,
+            "fetch_lso": ans.lso if ans.lso < 0 else LS.clamp_hw(ans.lso, self.log_start),
         }
 
     def call(self, handler: str, args: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -349,8 +354,14 @@ class PartitionDriver:
             if not self.completed:
                 raise Refused("no delayed fetch has completed")
             return self._answer(self.completed[-1])
+        if handler == "delete_records":
+            a = _args(handler, args, {"offset": _REQUIRED})
+            error, self.log_start = LS.delete_records(a["offset"], self.log_start, self.p.hw)
+            return {"error": error, "log_start": self.log_start}
         if handler in ("fetch", "poll"):
             a = _args(handler, args, {"offset": _REQUIRED, "read_committed": _REQUIRED})
+            if not LS.in_range(a["offset"], self.log_start, self.p.leo):
+                return {"error": OFFSET_OUT_OF_RANGE, "offsets": (), "aborted": (), "fetch_lso": -1}
             ans = T.consumer_fetch(self.p, 0, a["offset"], a["read_committed"])
             if handler == "poll":
                 polled = T.poll(ans, a["offset"], a["read_committed"])
@@ -389,11 +400,13 @@ class PartitionDriver:
     def observe(self) -> Mapping[str, Any]:
         p = self.p
         fus = T.first_unstable_offset(p)
+        # UnifiedLog.maybeIncrementFirstUnstableOffset: never below the log start, nor then the LSO.
         return {
             "leo": p.leo,
             "hw": p.hw,
-            "lso": T.last_stable_offset(p),
-            "first_unstable": -1 if fus is None else fus,
+            "log_start": self.log_start,
+            "lso": LS.clamp_hw(T.last_stable_offset(p), self.log_start),
+            "first_unstable": -1 if fus is None else LS.clamp_hw(fus, self.log_start),
             "aborted_index": tuple(
                 (t.pid, t.first_offset, t.last_offset, t.last_stable_offset) for t in p.aborted_index
             ),

@@ -60,13 +60,27 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
         part="log start 0",
     ),
-    Scenario(
-        K,
+    S(
         "testLastFetchedOffsetValidation",
-        TRUNK,
-        REPLICATION,
+        {"logs": {0: LOG_17}, "leader_epoch": 10, "hw": {0: 17}},
+        call("delete_records", offset=5).then(error=NONE, log_start=5),
+        read(2, 8, (2, 5)),
+        read(0, 5, None),
+        read(3, 5, None),
+        call("fetch", follower=1, fetch_offset=0, last_fetched_epoch=0, current_leader_epoch=10).then(
+            error=OFFSET_OUT_OF_RANGE
+        ),
+        call("delete_records", offset=10).then(error=NONE, log_start=10),
+        call("fetch", follower=1, fetch_offset=6, last_fetched_epoch=5, current_leader_epoch=10).then(
+            error=OFFSET_OUT_OF_RANGE
+        ),
+        call("fetch", follower=1, fetch_offset=6, last_fetched_epoch=3, current_leader_epoch=10).then(
+            error=OFFSET_OUT_OF_RANGE
+        ),
         part="log start 5 and 10",
-        out_of_scope="the log start offset moved by DeleteRecords: not in the model yet (issue 14 §2)",
+        resolution="the test moves the log start with maybeIncrementLogStartOffset after setting the HW to "
+        "the LEO; here DeleteRecords (Partition.deleteRecordsOnLeader, KIP-107) moves it, which checks the "
+        "same bound (never past the HW) and truncates the epoch cache from the start the same way",
     ),
     S(
         "testMakeLeaderUpdatesEpochCache",

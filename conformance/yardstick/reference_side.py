@@ -117,6 +117,11 @@ class RefPartition:
                 raise Refused(f"HW {self.log.hw} -> {hw} with LEO {self.log.leo}")
             self.log.advance_hw(hw)
             return {}
+        if handler == "delete_records":
+            raise Unsupported(
+                "the reference's exactly-once log (impl/txn/log.py) has no log start: DeleteRecords is the fetch "
+                "slice broker's (impl/fetch/broker.PartitionLog), driven by that slice's gate"
+            )
         if handler in ("fetch_wait", "advance_clock", "completed"):
             raise Unsupported(
                 "the delayed fetch is the reference broker's purgatory (impl/txn/broker.py), not its log's: the "

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kconform.conformance.yardstick.dsl import PARTITION, REPLICATION, TRUNK, Scenario, Step, call, check
-from kconform.model.errors import INVALID_REQUIRED_ACKS, NONE, NOT_LEADER_OR_FOLLOWER
+from kconform.model.errors import INVALID_REQUIRED_ACKS, NONE, NOT_LEADER_OR_FOLLOWER, OUT_OF_ORDER_SEQUENCE_NUMBER
 
 K = "ReplicaManagerTest"
 
@@ -95,9 +95,20 @@ SCENARIOS: tuple[Scenario, ...] = (
     OUT("testClearPurgatoryOnBecomingFollower", PURGATORY),
     OUT("checkRemoveMetricsCountMatchRegisterCount", METRICS),
     OUT("testFencedErrorCausedByBecomeLeader", LOG_DIRS),
-    OUT(
+    Scenario(
+        K,
         "testReceiveOutOfOrderSequenceExceptionWithLogStartOffset",
-        "the log start offset moved by DeleteRecords: not in the model yet (issue 14 §2)",
+        TRUNK,
+        PARTITION,
+        steps=(
+            call("produce", pid=234, epoch=5, seq=0).then(error=NONE, base_offset=0),
+            call("produce", pid=234, epoch=5, seq=1).then(error=NONE, base_offset=1),
+            call("produce", pid=234, epoch=5, seq=2).then(error=NONE, base_offset=2),
+            call("produce", pid=234, epoch=5, seq=13).then(error=OUT_OF_ORDER_SEQUENCE_NUMBER),
+        ),
+        resolution="the produce answer's logStartOffset field (0 here: nothing was deleted) is not part of the "
+        "exactly-once partition's answer, whose log never moves its start; the error is what the model states "
+        "(ProducerAppendInfo.checkSequence: a gap after the last sequence of a known producer)",
     ),
     OUT("testProducerIdCountMetrics", METRICS),
     OUT("testPartitionsWithLateTransactionsCount", METRICS),

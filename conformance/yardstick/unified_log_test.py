@@ -8,6 +8,7 @@ from kconform.conformance.yardstick.dsl import PARTITION, TRUNK, Scenario, Step,
 from kconform.traces.events import (
     INVALID_PRODUCER_EPOCH,
     NONE,
+    OFFSET_OUT_OF_RANGE,
     OUT_OF_ORDER_SEQUENCE_NUMBER,
     TRANSACTION_COORDINATOR_FENCED,
 )
@@ -196,13 +197,56 @@ SCENARIOS: tuple[Scenario, ...] = (
         "testTransactionIndexUpdatedThroughReplication",
         "follower appends: the exactly-once partition is its leader only",
     ),
-    OUT(
+    S(
         "testLastStableOffsetDoesNotExceedLogStartOffsetMidSegment",
-        "log start offset: not in the model yet (issue 14 §2)",
+        txn(1, 5),
+        plain(3),
+        txn(1, 5),
+        check(leo=13, first_unstable=0),
+        hw(-1),
+        call("delete_records", offset=5).then(error=NONE, log_start=5),
+        check(first_unstable=5),
+        resolution="segments and their roll/deletion are below the model (one sequence of records); the log "
+        "start moves by DeleteRecords (KIP-107) as maybeIncrementLogStartOffset(ClientRecordDeletion) does, and "
+        "the first unstable offset is lifted to it (UnifiedLog.maybeIncrementFirstUnstableOffset)",
     ),
-    OUT(
+    S(
         "testLastStableOffsetDoesNotExceedLogStartOffsetAfterSegmentDeletion",
-        "log start offset: not in the model yet (issue 14 §2)",
+        txn(1, 5),
+        plain(3),
+        txn(1, 5),
+        check(leo=13, first_unstable=0),
+        hw(-1),
+        call("delete_records", offset=8).then(error=NONE, log_start=8),
+        hw(-1),
+        check(first_unstable=8),
+        resolution="segments and their roll/deletion are below the model (one sequence of records); the log "
+        "start moves by DeleteRecords (KIP-107) as maybeIncrementLogStartOffset(ClientRecordDeletion) does, and "
+        "the first unstable offset is lifted to it (UnifiedLog.maybeIncrementFirstUnstableOffset)",
+    ),
+    S(
+        "testCannotIncrementLogStartOffsetPastHighWatermark",
+        plain(100),
+        hw(25),
+        call("delete_records", offset=26).then(error=OFFSET_OUT_OF_RANGE, log_start=0),
+        check(log_start=0, hw=25),
+        resolution="maybeIncrementLogStartOffset(26, ClientRecordDeletion) throws OffsetOutOfRangeException "
+        "above the HW; DeleteRecords answers that error (Partition.deleteRecordsOnLeader, KIP-107) and the log "
+        "start stays; the test's segment and retention settings only shape files",
+    ),
+    S(
+        "testReadOutOfRange",
+        call("pad", to=1024).step(),
+        hw(-1),
+        call("delete_records", offset=1024).then(error=NONE, log_start=1024),
+        plain(1),
+        hw(-1),
+        call("fetch", offset=1025, read_committed=False).then(error=NONE, offsets=()),
+        call("fetch", offset=0, read_committed=False).then(error=OFFSET_OUT_OF_RANGE, offsets=()),
+        call("fetch", offset=1026, read_committed=False).then(error=OFFSET_OUT_OF_RANGE, offsets=()),
+        resolution="the test's log starts at 1024 through createEmptyLogs (empty segment files); here 1024 "
+        "records are written and deleted by DeleteRecords, which leaves the same log start and LEO; the reads "
+        "at the LEO (empty), below the log start and past the LEO (OffsetOutOfRangeException) are the test's",
     ),
     OUT(
         "testAppendToTransactionIndexFailure",
