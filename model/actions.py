@@ -94,12 +94,16 @@ def truncate(s: State, cfg: ReplicationConfig, follower: int) -> State:
 
 
 def alter_isr(s: State, cfg: ReplicationConfig, leader: int, *isr: int) -> State:
-    """One AlterPartition round trip: the leader proposes ``isr``, the controller decides, the
-    leader applies the answer (accepted or not)."""
+    """One accepted AlterPartition round trip: the leader proposes ``isr``, the controller commits
+    it, the leader applies the answer. A proposal the controller would refuse is not a step here:
+    in Kafka it stays pending until new metadata (Partition.handleAlterPartitionError), a state
+    the explicit and symbolic explorations do not hold; the lockstep gate judges refusals."""
     s = rp.propose_isr(s, cfg, leader, ISR_MSG, tuple(isr))
     pending = s.replica(leader).pending_isr
     assert pending is not None
     s, error = rp.controller_alter_partition(s, cfg, leader, pending)
+    if error != NONE:
+        raise NotEnabled(f"the controller refuses AlterPartition {pending.isr} from {leader} ({error})")
     c = s.controller
     return rp.apply_alter_partition_response(s, cfg, leader, ISR_MSG, error, c.isr, c.partition_epoch)
 

@@ -28,6 +28,7 @@ from kconform.model.errors import (
     NOT_ENOUGH_REPLICAS_AFTER_APPEND,
     NOT_LEADER_OR_FOLLOWER,
     OFFSET_OUT_OF_RANGE,
+    OPERATION_NOT_ATTEMPTED,
     REQUEST_TIMED_OUT,
 )
 from kconform.model.evolve import evolve
@@ -339,7 +340,14 @@ def _leader_cache(cfg: ReplicationConfig, r: Replica, leader_epoch: int) -> epoc
 
 
 def apply_metadata(s: State, cfg: ReplicationConfig, node: int, rec: PartitionRecord) -> tuple[State, MetadataOutcome]:
-    """A broker applies a published partition record (ignored unless newer than what it holds)."""
+    """A broker applies a published partition record (ignored unless newer than what it holds).
+
+    Kafka's Partition.makeLeader skips only an older partition epoch: an equal one arrives when the
+    leader learned it from its own AlterPartition answer first, and is applied with the same ISR.
+    The model ignores it, because the simulated controller re-delivers its latest record where
+    KRaft delivers each record once (a metadata image delta); the one difference is that Kafka
+    would then drop a second proposal sent in that window (updateAssignmentAndIsr), which the
+    model keeps in flight until its own answer."""
     r = _require_alive(s, node)
     if rec not in s.published:
         raise NotEnabled(f"partition record {rec} was never published by the controller")
@@ -771,15 +779,35 @@ def propose_isr(s: State, cfg: ReplicationConfig, leader: int, msg: int, isr: tu
     return _maybe_advance_hw(s, cfg, leader)
 
 
+RESET_TO_COMMITTED = frozenset({INELIGIBLE_REPLICA, OPERATION_NOT_ATTEMPTED})
+"""AlterPartition errors after which the leader returns to its last committed ISR at once: the
+controller says the request was not applied (Partition.handleAlterPartitionError)."""
+
+
 def apply_alter_partition_response(
     s: State, cfg: ReplicationConfig, leader: int, msg: int, error: int, rec_isr: tuple[int, ...], partition_epoch: int
 ) -> State:
-    """The leader's AlterPartition response: the proposal ends; on success adopt the new ISR."""
+    """The leader's AlterPartition response (Partition.submitAlterPartition's completion).
+
+    Only the answer to the proposal still in flight counts (an older one finds the partition state
+    replaced and is ignored). Success at a partition epoch not older than the leader's commits the
+    ISR (handleAlterPartitionUpdate; an equal epoch means the controller had nothing to change);
+    a stale success is ignored and the proposal stays pending. INELIGIBLE_REPLICA and
+    OPERATION_NOT_ATTEMPTED reset to the last committed ISR; every other error leaves the proposal
+    pending (handleAlterPartitionError): non-retriable ones (FENCED_LEADER_EPOCH,
+    INVALID_UPDATE_VERSION, UNKNOWN_TOPIC_OR_PARTITION, NEW_LEADER_ELECTED...) until new metadata
+    replaces the partition state, retriable ones while AlterPartitionManager re-sends the same
+    proposal. PartitionTest's testIsrNotExpandedIfUpdateFails, testIsrNotShrunkIfUpdateFails,
+    testRetryShrinkIsr and testAlterIsr* (conformance/yardstick/partition_test.py)."""
     r = _require_alive(s, leader)
-    if r.pending_isr is not None and r.pending_isr.msg == msg:
+    pending = r.pending_isr
+    if pending is None or pending.msg != msg:
+        return s
+    if error == NONE:
+        if r.leader == leader and partition_epoch >= r.partition_epoch:
+            r = evolve(r, isr=tuple(sorted(rec_isr)), partition_epoch=partition_epoch, pending_isr=None)
+    elif error in RESET_TO_COMMITTED:
         r = evolve(r, pending_isr=None)
-    if error == NONE and partition_epoch > r.partition_epoch and r.leader == leader:
-        r = evolve(r, isr=tuple(sorted(rec_isr)), partition_epoch=partition_epoch)
     return _maybe_advance_hw(s.with_replica(leader, r), cfg, leader)
 
 

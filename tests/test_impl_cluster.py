@@ -8,7 +8,8 @@ from typing import TypeVar
 import pytest
 
 from kconform.impl import MUTANTS, ReferenceCluster
-from kconform.impl.replication.messages import FetchRequest, MetadataUpdate, ProduceRequest
+from kconform.impl.network import CONTROLLER_NODE
+from kconform.impl.replication.messages import AlterPartitionResponse, FetchRequest, MetadataUpdate, ProduceRequest
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces import events as ev
 from kconform.traces import operations as ops
@@ -319,3 +320,45 @@ def test_caught_up_follower_rejoins_the_isr() -> None:
     assert [(e.node, e.isr) for e in proposed] == [(0, (0, 1, 2))]
     assert list(rc.cluster.controller.record.isr) == [0, 1, 2]
     assert rc.cluster.brokers[2].log.entries == [ev.Entry(0, 0, 1)]
+
+
+def _shrink_in_flight(rc: ReferenceCluster) -> int:
+    """Broker 2 stops fetching; advance until leader 0 proposes the ISR without it, and return the
+    proposal's message id with the AlterPartition request still undelivered."""
+    rc.apply(ops.Produce(rid=1, acks=1))
+    _replicate(rc)
+    rc.apply(ops.Advance(500))
+    index = rc.cluster.index_of(FetchRequest, src=2)
+    assert index is not None
+    rc.apply(ops.Drop(index))
+    rc.apply(ops.Produce(rid=2, acks=1))
+    _replicate(rc)
+    for _ in range(20):
+        proposed = _of(rc.apply(ops.Advance(1_000)), ev.IsrChangeProposed)
+        if proposed:
+            assert [(e.node, e.isr) for e in proposed] == [(0, (0, 1))]
+            return proposed[0].msg
+        rc.apply(ops.Settle(1_000))
+    raise AssertionError("leader 0 never proposed a shrink")
+
+
+@pytest.mark.parametrize(
+    ("error", "still_pending"),
+    [(ev.INVALID_UPDATE_VERSION, True), (ev.FENCED_LEADER_EPOCH, True), (ev.INELIGIBLE_REPLICA, False)],
+)
+def test_a_refused_alter_partition_stays_pending_unless_the_controller_says_not_applied(
+    error: int, still_pending: bool
+) -> None:
+    """Partition.handleAlterPartitionError: only INELIGIBLE_REPLICA / OPERATION_NOT_ATTEMPTED return
+    the leader to its committed ISR; other errors leave the proposal pending (no new proposal, the
+    maximal ISR unchanged) until new metadata (PartitionTest.testIsrNotShrunkIfUpdateFails)."""
+    rc, _ = _boot(replica_lag_time_max_ms=10_000)
+    msg = _shrink_in_flight(rc)
+    leader = rc.cluster.brokers[0]
+    view = leader.partition.view
+    refusal = AlterPartitionResponse(msg, error, view.isr, view.leader_epoch, view.partition_epoch)
+    rc.cluster.rt.network.send(CONTROLLER_NODE, 0, refusal)
+    events = _deliver(rc, AlterPartitionResponse, CONTROLLER_NODE, 0)
+    assert [(e.msg, e.error) for e in _of(events, ev.AlterPartitionApplied)] == [(msg, error)]
+    assert leader.partition.pending_msg() == (msg if still_pending else None)
+    assert leader.partition.view.isr == (0, 1, 2)

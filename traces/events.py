@@ -414,8 +414,11 @@ class IsrChangeProposed(Event):
 
 @dataclass(frozen=True)
 class AlterPartitionApplied(Event):
-    """Leader ``node`` received the AlterPartition response for ``msg``: on NONE it adopts ``isr``
-    and ``partition_epoch`` (if newer), on error it drops the proposal; ``hw`` afterwards."""
+    """Leader ``node`` received the AlterPartition response for ``msg``: if that proposal is still
+    in flight, on NONE it adopts ``isr`` and ``partition_epoch`` (if not older), on
+    INELIGIBLE_REPLICA / OPERATION_NOT_ATTEMPTED it returns to the committed ISR, on any other
+    error the proposal stays pending until new metadata (Partition.handleAlterPartitionError);
+    ``hw`` afterwards."""
 
     kind: ClassVar[str] = "alter_partition_applied"
     msg: int

@@ -809,8 +809,8 @@ def _follower_step(
 
 
 def _alter_isr(s: Sym, cfg: ReplicationConfig, b: int, f: int, expand: bool) -> Step:
-    """One AlterPartition round trip (actions.alter_isr): ``b`` proposes its ISR without ``f``
-    (shrink) or with ``f`` (expand); the controller decides; ``b`` applies the answer."""
+    """One accepted AlterPartition round trip (actions.alter_isr): ``b`` proposes its ISR without
+    ``f`` (shrink) or with ``f`` (expand); the controller commits it; ``b`` applies the answer."""
     r = s.reps[b]
     proposed = [z3.BoolVal(expand) if m == f else r.isr[m] for m in range(s.d.replicas)]
     if expand:
@@ -825,6 +825,7 @@ def _alter_isr(s: Sym, cfg: ReplicationConfig, b: int, f: int, expand: bool) -> 
     _advance_hw(new, cfg, b, proposed if expand else None)  # propose_isr: the maximal ISR
     added_fenced = z3.Or([z3.And(proposed[m], z3.Not(s.c_isr[m]), s.fenced[m]) for m in range(s.d.replicas)])
     ok = z3.And(s.c_leader == b, r.le == s.c_le, r.pe == s.c_pe, z3.Not(added_fenced))
+    en = z3.And(en, ok)  # actions.alter_isr: a refused proposal stays pending, not a step here
     decided = t.clone()
     _publish(decided, s.c_leader, proposed)
     t = _merge(ok, decided, t)

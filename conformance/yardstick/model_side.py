@@ -63,7 +63,7 @@ from kconform.model import txn_delayed_fetch as D
 from kconform.model import txn_graph as G
 from kconform.model import txn_partition as T
 from kconform.model.config import Protocol, ReplicationConfig
-from kconform.model.errors import OFFSET_OUT_OF_RANGE
+from kconform.model.errors import NONE, OFFSET_OUT_OF_RANGE
 from kconform.model.state import FETCHING, TRUNCATING, PartitionRecord, RemoteReplica, Replica, State
 from kconform.model.txn_config import TxnConfig
 from kconform.traces.events import Entry, TopicOffset
@@ -427,8 +427,9 @@ def replication_state(given: Mapping[str, Any], cfg: ReplicationConfig) -> State
     (followers' fetcher state: "fetching" or "truncating"), ``follower_leos`` {broker: the leader's
     view of that follower's LEO}, ``leader_epochs`` {broker: the leader epoch that broker knows,
     where it differs from ``leader_epoch``: a follower fenced or ahead}, ``now``, ``log_start``
-    {broker: log start offset; the offsets below it deleted}. Epoch caches follow the logs (and,
-    with KAFKA-7415, the leader's epoch starts at its LEO)."""
+    {broker: log start offset; the offsets below it deleted}, ``partition_epoch`` (0). Epoch caches
+    follow the logs (and, with KAFKA-7415, the leader's epoch starts at its LEO). Without a given
+    ``hw`` the leader's HW is then moved as Partition.makeLeader's maybeIncrementLeaderHW does."""
     leader = given.get("leader", 0)
     leader_epoch = given.get("leader_epoch", 0)
     isr = tuple(sorted(given.get("isr", cfg.brokers)))
@@ -439,6 +440,7 @@ def replication_state(given: Mapping[str, Any], cfg: ReplicationConfig) -> State
     follow = given.get("follow", FETCHING)
     known_epochs: Mapping[int, int] = given.get("leader_epochs", {})
     starts: Mapping[int, int] = given.get("log_start", {})
+    partition_epoch = given.get("partition_epoch", 0)
     replicas = []
     for b in cfg.brokers:
         log = tuple(Entry(o, e, 1000 * b + o) for o, e in enumerate(logs.get(b, [])))
@@ -458,7 +460,7 @@ def replication_state(given: Mapping[str, Any], cfg: ReplicationConfig) -> State
                 registered=True,
                 leader=leader,
                 leader_epoch=known_epochs.get(b, leader_epoch),
-                partition_epoch=0,
+                partition_epoch=partition_epoch,
                 isr=isr,
                 fetch_state=follow if b != leader else "idle",
                 remotes=remotes,
@@ -468,8 +470,14 @@ def replication_state(given: Mapping[str, Any], cfg: ReplicationConfig) -> State
         )
         if starts.get(b, 0):
             replicas[-1] = R.advance_log_start(replicas[-1], starts[b])
-    rec = PartitionRecord(leader, leader_epoch, isr, 0)
-    return State(tuple(replicas), rec, frozenset(), (rec,), now_ms=now)
+    rec = PartitionRecord(leader, leader_epoch, isr, partition_epoch)
+    state = State(tuple(replicas), rec, frozenset(), (rec,), now_ms=now)
+    if 0 <= leader < len(replicas) and "hw" not in given:
+        # Partition.makeLeader ends with maybeIncrementLeaderHW: a leader alone in its ISR, with no
+        # follower caught up, has its HW at its LEO at once (model.replication.leader_hw_target).
+        target = R.leader_hw_target(state, cfg, leader)
+        state = state.with_replica(leader, replace(state.replica(leader), hw=target))
+    return state
 
 
 class ReplicationDriver:
@@ -500,6 +508,7 @@ class ReplicationDriver:
         self.cfg = ReplicationConfig(protocol=protocol_of(config), **kw)
         self.s = replication_state(given, self.cfg)
         self.leader = given.get("leader", 0)
+        self.msg = 0
 
     def call(self, handler: str, args: Mapping[str, Any]) -> Mapping[str, Any]:
         try:
@@ -581,10 +590,74 @@ class ReplicationDriver:
         if handler == "may_expand":
             a = _args(handler, args, {"node": self.leader, "follower": _REQUIRED})
             return {"in_sync": R.may_expand(s, cfg, a["node"], a["follower"])}
+        if handler == "fetch_follower":
+            a = _args(handler, args, {"follower": _REQUIRED, "fetch_offset": _REQUIRED, "last_fetched_epoch": -1})
+            q = R.FetchRequest(self.leader, a["fetch_offset"], a["last_fetched_epoch"], -1, -1)
+            self.s, resp = R.handle_fetch(s, cfg, self.leader, a["follower"], q)
+            proposed = self._maybe_expand(a["follower"]) if resp.error == NONE else ()
+            return {"error": resp.error, "records": len(resp.entries), "hw": resp.hw, "proposed": proposed}
+        if handler == "maybe_shrink":
+            return {"proposed": self._maybe_shrink()}
+        if handler == "complete_isr_update":
+            a = _args(handler, args, {"partition_epoch": _REQUIRED, "error": NONE})
+            return self._complete_isr_update(a["partition_epoch"], a["error"])
+        if handler == "make_leader":
+            a = _args(
+                handler, args, {"leader_epoch": _REQUIRED, "isr": _REQUIRED, "partition_epoch": _REQUIRED, "leader": 0}
+            )
+            rec = PartitionRecord(a["leader"], a["leader_epoch"], tuple(sorted(a["isr"])), a["partition_epoch"])
+            s = replace(s, controller=rec, published=(*s.published, rec))
+            self.s, mo = R.apply_metadata(s, cfg, 0, rec)
+            if a["leader"] == 0:
+                self.leader = 0
+            return {"outcome": mo.outcome, "changed": mo.outcome == "become_leader"}
+        if handler == "advance_clock":
+            a = _args(handler, args, {"ms": _REQUIRED})
+            self.s = R.advance_clock(s, s.now_ms + a["ms"])
+            return {}
         if handler == "hw_target":
             a = _args(handler, args, {"node": self.leader})
             return {"target": R.leader_hw_target(s, cfg, a["node"])}
         raise ScenarioError(f"replication has no handler {handler!r}")
+
+    def _maybe_expand(self, f: int) -> tuple[int, ...]:
+        """Partition.maybeExpandIsr after a follower's fetch: with no AlterPartition in flight, a
+        follower outside the ISR that the model says is in sync (R.may_expand) is proposed in; the
+        proposal (the maximal ISR) is returned, () when none is sent."""
+        r = self.s.replica(self.leader)
+        if r.pending_isr is not None or f in r.isr or not R.may_expand(self.s, self.cfg, self.leader, f):
+            return ()
+        return self._propose(tuple(sorted((*r.isr, f))))
+
+    def _maybe_shrink(self) -> tuple[int, ...]:
+        """Partition.maybeShrinkIsr: with no AlterPartition in flight, the ISR members the model
+        says are not caught up (R.caught_up, getOutOfSyncReplicas) are proposed out."""
+        s, cfg = self.s, self.cfg
+        r = s.replica(self.leader)
+        if r.pending_isr is not None:
+            return ()
+        out = {f for f in r.isr if f != self.leader and not R.caught_up(cfg, r.remotes[f], r.leo, s.now_ms)}
+        if not out:
+            return ()
+        return self._propose(tuple(f for f in r.isr if f not in out))
+
+    def _propose(self, isr: tuple[int, ...]) -> tuple[int, ...]:
+        self.msg += 1
+        self.s = R.propose_isr(self.s, self.cfg, self.leader, self.msg, isr)
+        return isr
+
+    def _complete_isr_update(self, partition_epoch: int, error: int) -> Mapping[str, Any]:
+        """AlterPartitionManager's answer to the proposal in flight (the test's completeIsrUpdate /
+        failIsrUpdate): on success the controller has committed the proposed ISR at
+        ``partition_epoch``."""
+        r = self.s.replica(self.leader)
+        if r.pending_isr is None:
+            raise ScenarioError("complete_isr_update: no AlterPartition in flight")
+        isr = r.pending_isr.isr
+        self.s = R.apply_alter_partition_response(
+            self.s, self.cfg, self.leader, r.pending_isr.msg, error, isr, partition_epoch
+        )
+        return {}
 
     def _round(self, f: int) -> str:
         """One round trip of follower ``f`` with its leader: an OffsetsForLeaderEpoch while
@@ -613,6 +686,27 @@ class ReplicationDriver:
             "fetch_states": {b: r.fetch_state for b, r in enumerate(rs)},
             "leader_epochs": {b: r.leader_epoch for b, r in enumerate(rs)},
             "log_starts": {b: r.log_start for b, r in enumerate(rs)},
+            "partition_epochs": {b: r.partition_epoch for b, r in enumerate(rs)},
+            **self._leader_view(),
+        }
+
+    def _leader_view(self) -> dict[str, Any]:
+        """The leader's partition state (Partition.partitionState and its remote ReplicaStates):
+        ``isr`` (committed), ``maximal_isr`` (with an expansion in flight, KIP-497), ``inflight``,
+        ``partition_epoch``, ``remote_leos`` and ``last_caught_up`` {follower: ms, None = never},
+        ``under_min_isr`` / ``at_min_isr`` (Partition.isUnderMinIsr / isAtMinIsr: the committed
+        ISR's size against min.insync.replicas)."""
+        r = self.s.replica(self.leader)
+        others = [f for f in self.cfg.brokers if f != self.leader]
+        return {
+            "isr": frozenset(r.isr),
+            "maximal_isr": frozenset(R.maximal_isr(r)),
+            "inflight": r.pending_isr is not None,
+            "partition_epoch": r.partition_epoch,
+            "remote_leos": {f: r.remotes[f].leo for f in others},
+            "last_caught_up": {f: r.remotes[f].last_caught_up_ms for f in others},
+            "under_min_isr": len(r.isr) < self.cfg.effective_min_isr,
+            "at_min_isr": len(r.isr) == self.cfg.effective_min_isr,
         }
 
 

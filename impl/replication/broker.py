@@ -9,6 +9,7 @@ metadata until the controller has registered it again; delayed produces complete
 from __future__ import annotations
 
 from kconform.model.config import Protocol
+from kconform.model.errors import INELIGIBLE_REPLICA, OPERATION_NOT_ATTEMPTED
 from kconform.traces.events import (
     INVALID_REQUIRED_ACKS,
     NO_LEADER,
@@ -157,7 +158,8 @@ class Broker(Handlers):
     def _on_metadata(self, msg: Message, update: MetadataUpdate) -> None:
         """MetadataApplied (ReplicaManager.applyDelta / becomeLeaderOrFollower, KIP-631 KRaft).
 
-        Ignored unless registered and ``partition_epoch`` is newer; a higher leader epoch makes this
+        Ignored unless registered and ``partition_epoch`` is newer (the controller re-delivers its
+        latest record; see model.replication.apply_metadata); a higher leader epoch makes this
         broker leader or follower; the same leader epoch only updates the ISR (KAFKA-15021).
         """
         view = self.partition.view
@@ -560,13 +562,21 @@ class Broker(Handlers):
 
     @handles(AlterPartitionResponse)
     def _on_alter_partition_response(self, msg: Message, resp: AlterPartitionResponse) -> None:
-        """AlterPartitionApplied: a leader adopts the ISR if accepted and newer; the proposal is no
-        longer in flight either way (an answer to an older, already dropped proposal leaves a newer
-        one in flight); the HW may advance (KIP-497)."""
+        """AlterPartitionApplied (Partition.submitAlterPartition's completion, KIP-497).
+
+        Only the answer to the proposal in flight counts. Success at a partition epoch not older
+        than ours commits the ISR; INELIGIBLE_REPLICA and OPERATION_NOT_ATTEMPTED return to the
+        committed ISR; any other error, or a stale success, leaves the proposal pending until new
+        metadata replaces it (handleAlterPartitionError: no retry of non-retriable errors). The HW
+        may advance.
+        """
         partition = self.partition
-        partition.clear_pending(resp.req)
-        if partition.is_leader and resp.error == NONE and resp.partition_epoch > partition.view.partition_epoch:
-            partition.update_isr(resp.isr, resp.partition_epoch)
+        if partition.pending_msg() == resp.req:
+            if resp.error == NONE:
+                if partition.is_leader and resp.partition_epoch >= partition.view.partition_epoch:
+                    partition.update_isr(resp.isr, resp.partition_epoch)
+            elif resp.error in (INELIGIBLE_REPLICA, OPERATION_NOT_ATTEMPTED):
+                partition.clear_pending(resp.req)
         hw_increased = partition.maybe_increment_hw()
         self.rt.events.emit(
             AlterPartitionApplied(self.broker_id, resp.req, resp.error, resp.isr, resp.partition_epoch, self.log.hw)

@@ -226,6 +226,12 @@ class Partition:
         added = [b for b in isr if b not in self.view.isr]
         self.leading.pending = PendingIsrChange(msg, isr, added[0] if added else None)
 
+    def pending_msg(self) -> int | None:
+        """The id of the AlterPartition in flight, None when none is."""
+        if self.leading is None or self.leading.pending is None:
+            return None
+        return self.leading.pending.msg
+
     def clear_pending(self, msg: int) -> None:
         """The AlterPartition ``msg`` was answered: it is no longer in flight."""
         if self.leading is not None and self.leading.pending is not None and self.leading.pending.msg == msg:
