@@ -1,6 +1,8 @@
-"""UnifiedLogTest (core/src/test/scala/unit/kafka/log/), the HW / LSO / aborted-index / producer
-parts, ported onto the exactly-once partition (a leader's log; appends without a ``seq`` continue
-the producer's sequence as LogTestUtils.appendTransactionalAsLeader does)."""
+"""UnifiedLogTest (core/src/test/scala/unit/kafka/log/), every test method a row: the HW / LSO /
+aborted-index / producer-state / log-start parts ported onto the exactly-once partition (a leader's
+log; appends without a ``seq`` continue the producer's sequence as
+LogTestUtils.appendTransactionalAsLeader does), the rest (segments, snapshots, files, tiered
+storage, follower appends and truncation, timestamps, the log's own API) listed with the reason."""
 
 from __future__ import annotations
 
@@ -254,3 +256,261 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     OUT("testAbortedTransactionSpanningMultipleSegments", "segments: the model's log is one sequence of records"),
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# Every other method of UnifiedLogTest (trunk 1eb7644), so that the class is one row per method.
+
+
+def _read_all(hw_now: int, leo: int) -> tuple[Step, ...]:
+    """assertHighWatermarkBoundedFetches: below the HW a read is not empty, from the HW to the LEO
+    it is (FetchIsolation.HIGH_WATERMARK, the consumer's read_uncommitted)."""
+    return tuple(
+        call("fetch", offset=o, read_committed=False).then(error=NONE, offsets=tuple(range(o, hw_now)))
+        for o in range(0, leo + 1)
+    )
+
+
+SEGMENTS = (
+    "segments, rolls, indexes, splitting, flushing, record sizes, formats and compression: below the model's "
+    "abstraction (one sequence of records)"
+)
+SNAPSHOTS = "producer-state snapshots, log reload and recovery: the model keeps producer state as a value (no files)"
+FILES = "topic ids, partition.metadata files, directory renames and failed log directories: not in the model"
+TIERED = "tiered storage (KIP-405: remote log start, local retention, remote reads): not in the model"
+FOLLOWER_LOG = (
+    "appends as follower, truncation and full truncation of the log: the exactly-once partition is its "
+    "leader's and never truncates; the replication slice's truncation rules are AbstractFetcherThreadTest's "
+    "rows"
+)
+TIMESTAMPS = "offsets by timestamp (ListOffsets) and time indexes: not in the model"
+LOG_API = (
+    "the log's own API contracts (append info, offsets assigned by the caller, reads with byte limits, "
+    "offset listeners, the HW clamped by updateHighWatermark): below the model, whose appends are assigned "
+    "offsets by the leader and whose HW moves only forward up to the LEO"
+)
+VERIFICATION = (
+    "the verification guard at the log layer (KIP-890 part 1): the model checks verification at the leader "
+    "(TxnProduceHandled)"
+)
+COMPACTION = "compacted topics (compaction of producer batches, constraints): not in the model"
+
+UNPORTED: dict[str, str] = {
+    **{
+        m: SEGMENTS
+        for m in (
+            "testHighWatermarkMetadataUpdatedAfterSegmentRoll",
+            "testTimeBasedLogRollDuringAppend",
+            "testRollSegmentThatAlreadyExists",
+            "testLogSegmentsCallCorrect",
+            "testTimeBasedLogRollJitter",
+            "testSizeBasedLogRoll",
+            "testLoadEmptyLog",
+            "testLogRollAfterLogHandlerClosed",
+            "testFlushingEmptyActiveSegments",
+            "testLogRolls",
+            "testCompressedMessages",
+            "testThatGarbageCollectingSegmentsDoesntChangeOffset",
+            "testMessageSetSizeCheck",
+            "testMessageSizeCheck",
+            "testMessageSizeCheckInAppendAsFollower",
+            "testIndexResizingAtTruncation",
+            "testAppendMessageWithNullPayload",
+            "testAppendWithNoTimestamp",
+            "testLeaderEpochCacheClearedAfterDowngradeInAppendedMessages",
+            "testLeaderEpochCacheClearedAfterDynamicMessageFormatDowngrade",
+            "testLeaderEpochCacheCreatedAfterMessageFormatUpgrade",
+            "testSplitOnOffsetOverflow",
+            "testDegenerateSegmentSplit",
+            "testDegenerateSegmentSplitWithOutOfRangeBatchLastOffset",
+            "testDegenerateSplitSegmentWithOverflow",
+            "testDeleteOldSegments",
+            "testLogDeletionAfterClose",
+            "testLoadPartitionDirWithNoSegmentsShouldNotThrow",
+            "testDeletableSegmentsFilter",
+            "testDeletableSegmentsIteration",
+            "testGetFirstBatchTimestampForSegments",
+            "testAsyncDelete",
+        )
+    },
+    **{
+        m: SNAPSHOTS
+        for m in (
+            "testOffsetFromProducerSnapshotFile",
+            "testInitializationOfProducerSnapshotsUpgradePath",
+            "testLogReinitializeAfterManualDelete",
+            "testProducerExpireCheckAfterDelete",
+            "testProducerIdMapTruncateTo",
+            "testProducerIdMapTruncateToWithNoSnapshots",
+            "testRetentionDeletesProducerStateSnapshots",
+            "testLogStartOffsetMovementDeletesSnapshots",
+            "testLoadingLogDeletesProducerStateSnapshotsPastLogEndOffset",
+            "testProducerIdMapTruncateFullyAndStartAt",
+            "testProducerIdExpirationOnSegmentDeletion",
+            "testTakeSnapshotOnRollAndDeleteSnapshotOnRecoveryPointCheckpoint",
+            "testProducerSnapshotAfterSegmentRollOnAppend",
+            "testRebuildTransactionalState",
+            "testDeleteSnapshotsOnIncrementLogStartOffset",
+            "testRecoveryPointNotIncrementedOnProducerStateSnapshotFlushFailure",
+            "testOffsetSnapshot",
+            "testProducerIdMapOffsetUpdatedForNonIdempotentData",
+            "testRetentionIdempotency",
+        )
+    },
+    **{
+        m: COMPACTION
+        for m in (
+            "testRebuildProducerIdMapWithCompactedData",
+            "testRebuildProducerStateWithEmptyCompactedBatch",
+            "testUpdateProducerIdMapWithCompactedData",
+            "testCompactionDeletesProducerStateSnapshots",
+            "testCompactedTopicConstraints",
+            "testEnableRemoteLogStorageOnCompactedTopics",
+        )
+    },
+    **{
+        m: FILES
+        for m in (
+            "testLogFlushesPartitionMetadataOnAppend",
+            "testLogFlushesPartitionMetadataOnClose",
+            "testLogRecoversTopicId",
+            "testNoOpWhenKeepPartitionMetadataFileIsFalse",
+            "testLogFailsWhenInconsistentTopicIdSet",
+            "testAppendToOrReadFromLogInFailedLogDir",
+            "testWriteLeaderEpochCheckpointAfterDirectoryRename",
+            "testTopicIdTransfersAfterDirectoryRename",
+            "testTopicIdFlushesBeforeDirectoryRename",
+            "testBackgroundDeletionWithIOException",
+            "testRenamingDirWithoutReinitialization",
+        )
+    },
+    **{
+        m: TIERED
+        for m in (
+            "testFetchOffsetByTimestampFromRemoteStorage",
+            "testFetchLatestTieredTimestampNoRemoteStorage",
+            "testFetchLatestTieredTimestampWithRemoteStorage",
+            "testRemoteLogStorageIsDisabledOnInternalAndRemoteLogMetadataTopic",
+            "testNoOpWhenRemoteLogStorageIsDisabled",
+            "testStartOffsetsRemoteLogStorageIsEnabled",
+            "testActiveSegmentDeletionDueToRetentionTimeBreachWithRemoteStorage",
+            "testSegmentDeletionEnabledBeforeUploadToRemoteTierWhenLogStartOffsetMovedAhead",
+            "testRetentionOnLocalLogDeletionWhenRemoteLogCopyEnabledAndDefaultLocalRetentionBytes",
+            "testRetentionOnLocalLogDeletionWhenRemoteLogCopyEnabledAndDefaultLocalRetentionMs",
+            "testRetentionOnLocalLogDeletionWhenRemoteLogCopyDisabled",
+            "testIncrementLocalLogStartOffsetAfterLocalLogDeletion",
+        )
+    },
+    **{
+        m: FOLLOWER_LOG
+        for m in (
+            "testTruncateFullyAndStart",
+            "testTruncateToEndOffsetClearsEpochCache",
+            "testDuplicateAppendToFollower",
+            "testMultipleProducersWithDuplicatesInSingleAppend",
+            "testMultipleProducerIdsPerMemoryRecord",
+            "testTruncateTo",
+            "testMaybeUpdateHighWatermarkAsFollower",
+            "testHighWatermarkMaintenance",
+            "testSegmentDeletionWithHighWatermarkInitialization",
+        )
+    },
+    **{
+        m: TIMESTAMPS
+        for m in (
+            "testBuildTimeIndexWhenNotAssigningOffsets",
+            "testFetchOffsetByTimestampIncludesLeaderEpoch",
+            "testFetchOffsetByTimestampWithMaxTimestampIncludesTimestamp",
+            "testFetchOffsetByTimestampShouldReadOnlyLocalLogWhenLogIsEmpty",
+            "testConvertToOffsetMetadataDoesNotThrowOffsetOutOfRangeError",
+        )
+    },
+    **{
+        m: LOG_API
+        for m in (
+            "testAppendAsLeaderWithRaftLeader",
+            "testAppendInfoFirstOffset",
+            "testFetchUpToLogEndOffset",
+            "testAppendAndReadWithSequentialOffsets",
+            "testAppendAndReadWithNonSequentialOffsets",
+            "testReadAtLogGap",
+            "testReadWithMinMessage",
+            "testReadWithTooSmallMaxLength",
+            "testAppendWithOutOfOrderOffsetsThrowsException",
+            "testAppendBelowExpectedOffsetThrowsException",
+            "testAppendEmptyLogBelowLogStartOffsetThrowsException",
+            "testLogOffsetsListener",
+            "testUpdateLogOffsetsListener",
+            "testLogDeletionAfterDeleteRecords",
+        )
+    },
+    **{
+        m: VERIFICATION
+        for m in (
+            "testTransactionIsOngoingAndVerificationGuard",
+            "testEmptyTransactionStillClearsVerificationGuard",
+            "testDisabledVerificationClearsVerificationGuard",
+            "testEnablingVerificationWhenRequestIsAtLogLayer",
+        )
+    },
+}
+
+MORE: tuple[Scenario, ...] = (
+    S(
+        "testFetchUpToHighWatermark",
+        plain(3),
+        plain(2),
+        *_read_all(0, 5),
+        hw(3),
+        *_read_all(3, 5),
+        hw(5),
+        *_read_all(5, 5),
+        resolution="a read below the HW returns the records up to the HW (assertNonEmptyFetch), from the HW "
+        "to the LEO none (assertEmptyFetch)",
+    ),
+    S(
+        "testActiveProducers",
+        txn(1, 5, epoch=5),
+        check(producer_epochs={1: 5}, last_seqs={1: 4}, ongoing={1: 0}, coordinator_epochs={1: -1}),
+        end(1, True, epoch=5, coordinator_epoch=15),
+        check(producer_epochs={1: 5}, last_seqs={1: 4}, ongoing={}, coordinator_epochs={1: 15}),
+        call("produce", pid=2, epoch=5, records=3).then(error=NONE),
+        check(producer_epochs={2: 5}, last_seqs={2: 2}, ongoing={}, coordinator_epochs={2: -1}),
+    ),
+    S(
+        "testNonSequentialAppend",
+        call("produce", pid=1, epoch=0, seq=0).then(error=NONE),
+        call("produce", pid=1, epoch=0, seq=2).then(error=OUT_OF_ORDER_SEQUENCE_NUMBER),
+    ),
+    S(
+        "testPeriodicProducerIdExpiration",
+        call("produce", pid=23, epoch=0, seq=0, now=0).then(error=NONE),
+        check(producer_epochs={23: 0}),
+        call("expire", pid=23, now=100, expiration_ms=200).then(expired=False),
+        call("expire", pid=23, now=200, expiration_ms=200).then(expired=True),
+        check(producer_epochs={}),
+        resolution="producer.id.expiration.ms 200 checked every 100 ms: kept at 100 ms, gone at 200 "
+        "(ProducerStateManager.isProducerExpired: now - lastTimestamp >= the expiration)",
+    ),
+    S(
+        "testCannotDeleteSegmentsAtOrAboveHighWatermark",
+        plain(100),
+        check(hw=0, leo=100),
+        *(
+            step
+            for h in (1, 37, 99, 100)
+            for step in (
+                hw(h),
+                call("delete_records", offset=h).then(error=NONE, log_start=h),
+                call("delete_records", offset=h + 1).then(error=OFFSET_OUT_OF_RANGE, log_start=h),
+            )
+        ),
+        check(log_start=100, leo=100),
+        resolution="time retention with every record expired deletes what is below the HW and nothing above "
+        "it (deleteOldSegments; KAFKA-5634): here DeleteRecords up to the HW moves the log start as far, and "
+        "one past the HW is refused (model.log_start.delete_records); the HW values are a sample of the "
+        "test's 0..100",
+    ),
+)
+
+SCENARIOS = (*SCENARIOS, *MORE, *(OUT(m, why) for m, why in UNPORTED.items()))
