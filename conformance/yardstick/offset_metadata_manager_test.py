@@ -1,5 +1,6 @@
-"""OffsetMetadataManagerTest (group-coordinator/src/test/java/.../coordinator/group/), the offset
-commit / fetch / transactional-offset / require_stable parts, ported onto the ``__consumer_offsets``
+"""OffsetMetadataManagerTest (group-coordinator/src/test/java/.../coordinator/group/), every test
+method a row (``testOffsetDeleteWith`` is a helper of parameterized tests, not a test): the offset
+commit / fetch / transactional-offset / require_stable parts ported onto the ``__consumer_offsets``
 partition of the exactly-once slice. ``verifyReplay(group, topic, partition, (recordOffset,
 committedOffset))`` is a plain commit; ``verifyTransactionalReplay(pid, ...)`` a transactional one
 (producer epoch 0); ``replayEndTransactionMarker(pid, result)`` the marker. A topic partition is
@@ -15,6 +16,11 @@ NAMED = (
     "OffsetFetch naming its partitions (fetchOffsets): the model's OffsetFetch asks for all of a group's "
     "partitions (fetchAllOffsets); the per-partition rule is the same"
 )
+
+DELETE = "offset deletion (OffsetDelete, DeleteGroups, partitions of a deleted topic): not in the model"
+EXPIRY = "offset retention and expiration (offsets.retention.minutes, the cleanup of expired offsets): not in the model"
+REPLAY = "replaying offset records and tombstones when loading the partition: below the model (no log reload)"
+METRICS = "the coordinator's offset sensors and metrics: not a Kafka semantic the model states"
 
 
 def S(method: str, *steps: Step, part: str = "", resolution: str = "") -> Scenario:
@@ -124,4 +130,78 @@ SCENARIOS: tuple[Scenario, ...] = (
     OUT("testConsumerGroupTransactionalOffsetCommit", MEMBERSHIP),
     OUT("testGenericGroupTransactionalOffsetCommitWithUnknownMemberId", MEMBERSHIP),
     OUT("testGenericGroupTransactionalOffsetCommitWithIllegalGenerationId", MEMBERSHIP),
+    S(
+        "testFetchAllOffsetsWithUnknownGroup",
+        fetch("group", False, {}),
+        resolution="no committed offset of the group: the answer lists no partition",
+    ),
+    OUT("testFetchOffsetsWithUnknownGroup", NAMED),
+    *(
+        OUT(m, MEMBERSHIP)
+        for m in (
+            "testOffsetCommitWithUnknownGroup",
+            "testGenericGroupOffsetCommitWithDeadGroup",
+            "testGenericGroupOffsetCommitWithUnknownMemberId",
+            "testGenericGroupOffsetCommitWithIllegalGeneration",
+            "testGenericGroupOffsetCommitWithUnknownInstanceId",
+            "testGenericGroupOffsetCommitWithFencedInstanceId",
+            "testGenericGroupOffsetCommitWhileInCompletingRebalanceState",
+            "testGenericGroupOffsetCommitWithoutMemberIdAndGeneration",
+            "testGenericGroupOffsetCommitWithRetentionTime",
+            "testGenericGroupOffsetCommitMaintainsSession",
+            "testSimpleGroupOffsetCommit",
+            "testSimpleGroupOffsetCommitWithInstanceId",
+            "testConsumerGroupOffsetCommitWithUnknownMemberId",
+            "testConsumerGroupOffsetCommitWithStaleMemberEpoch",
+            "testConsumerGroupOffsetCommitWithIllegalGenerationId",
+            "testConsumerGroupOffsetCommitFromAdminClient",
+            "testConsumerGroupOffsetCommit",
+            "testConsumerGroupOffsetCommitWithOffsetMetadataTooLarge",
+            "testConsumerGroupTransactionalOffsetCommitWithUnknownGroupId",
+            "testConsumerGroupTransactionalOffsetCommitWithUnknownMemberId",
+            "testConsumerGroupTransactionalOffsetCommitWithStaleMemberEpoch",
+            "testGenericGroupTransactionalOffsetCommitWithUnknownGroupId",
+            "testGenericGroupFetchOffsetsWithDeadGroup",
+            "testGenericGroupFetchAllOffsetsWithDeadGroup",
+            "testConsumerGroupOffsetFetchWithMemberIdAndEpoch",
+            "testConsumerGroupOffsetFetchFromAdminClient",
+            "testConsumerGroupOffsetFetchWithUnknownMemberId",
+            "testConsumerGroupOffsetFetchWithStaleMemberEpoch",
+            "testConsumerGroupOffsetFetchWithIllegalGenerationId",
+        )
+    ),
+    *(
+        OUT(m, DELETE)
+        for m in (
+            "testGenericGroupOffsetDelete",
+            "testGenericGroupOffsetDeleteWithErrors",
+            "testGenericGroupOffsetDeleteWithPendingTransactionalOffsets",
+            "testConsumerGroupOffsetDelete",
+            "testConsumerGroupOffsetDeleteWithErrors",
+            "testConsumerGroupOffsetDeleteWithPendingTransactionalOffsets",
+            "testDeleteGroupAllOffsets",
+            "testDeleteGroupAllOffsetsWithPendingTransactionalOffsets",
+            "testOnPartitionsDeleted",
+        )
+    ),
+    *(
+        OUT(m, EXPIRY)
+        for m in (
+            "testCleanupExpiredOffsetsGroupHasNoOffsets",
+            "testCleanupExpiredOffsetsGroupDoesNotExist",
+            "testCleanupExpiredOffsetsEmptyOffsetExpirationCondition",
+            "testCleanupExpiredOffsets",
+            "testCleanupExpiredOffsetsWithPendingTransactionalOffsets",
+        )
+    ),
+    OUT("testReplayWithTombstoneAndPendingTransactionalOffsets", REPLAY),
+    *(
+        OUT(m, METRICS)
+        for m in (
+            "testOffsetCommitsNumberMetricWithTransactionalOffsets",
+            "testOffsetCommitsSensor",
+            "testOffsetsExpiredSensor",
+            "testOffsetDeletionsSensor",
+        )
+    ),
 )
