@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,21 @@ GC_STEPS = 2_000
 collects its young garbage every ``GC_STEPS`` steps and all of it at its end instead."""
 
 _STEP_JSON = json.JSONEncoder(separators=(",", ":"))
-"""One encoder for every step's operation (``json.dumps`` with separators builds one per call)."""
+"""The encoding of every step's operation (``json.dumps`` with separators builds one per call)."""
+
+_STEP_ENCODE: Callable[[Any, int], Any] = (
+    c_make_encoder(None, _STEP_JSON.default, encode_basestring_ascii, None, ":", ",", False, False, True)
+    if c_make_encoder is not None
+    else lambda obj, _level: (_STEP_JSON.encode(obj),)
+)
+"""``_STEP_JSON``'s C encoder, made once: ``JSONEncoder.encode`` makes it anew per call (most of
+its cost for a small dict). The same arguments ``JSONEncoder.iterencode`` passes for ``_STEP_JSON``
+(ensure_ascii, allow_nan, unsorted keys), but no circular-reference markers: an operation's JSON
+is a flat dict of numbers and strings; the same text."""
+
+
+def _step_json(op: ops.Operation) -> str:
+    return "".join(_STEP_ENCODE(op.to_json(), 0))
 
 
 def _collect_trace_garbage() -> None:
@@ -195,7 +210,7 @@ def run_trace(
         for _ in range(MAX_STEPS_PER_EVENT * events):
             if step % GC_STEPS == GC_STEPS - 1:
                 collect_young()
-            builder.add_step(trace, step, _STEP_JSON.encode(op.to_json()))
+            builder.add_step(trace, step, _step_json(op))
             for event in batch:
                 builder.add_event(trace, pos, step, event)
                 pos += 1

@@ -25,9 +25,12 @@ class SwarmWorkload(ABC, Generic[T]):
         self.rng = rng
         self.families = frozenset(f for f in families if rng.random() < 0.5)
 
-    def choose(self, choices: list[tuple[float, Callable[[], T]]]) -> T:
-        """Run one of ``choices`` (weight, rule), picked with probability proportional to its weight."""
-        total = sum(w for w, _ in choices)
+    def choose(self, choices: list[tuple[float, Callable[[], T]]], total: float | None = None) -> T:
+        """Run one of ``choices`` (weight, rule), picked with probability proportional to its weight.
+        ``total`` is the sum of the weights in their order, when the caller has it already (the
+        same float: one random draw, the same pick)."""
+        if total is None:
+            total = sum(w for w, _ in choices)
         pick = self.rng.random() * total
         for weight, make in choices:
             pick -= weight

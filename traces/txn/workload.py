@@ -79,11 +79,22 @@ class TxnWorkload(SwarmWorkload[tuple[ops.Operation, ...]]):
         self.pending: deque[ops.Operation] = deque(
             (ops.InitProducer(client=0, txn_id=self.txn_id), ops.Run(ms=RUN_MS[0]))
         )
+        self._rules: dict[tuple[bool, bool], tuple[list[tuple[float, Rule]], float]] = {}
+        """``rules()`` and the sum of its weights, by the two conditions it depends on (the families
+        are fixed per trace; the rules read the workload's state when they run, not when listed)."""
 
     def next(self) -> ops.Operation:
         if not self.pending:
-            self.pending.extend(self.choose(self.rules()))
+            key = (self.instances < MAX_INSTANCES, self._zombies_left())
+            cached = self._rules.get(key)
+            if cached is None:
+                rules = self.rules()
+                cached = self._rules[key] = (rules, sum(w for w, _ in rules))
+            self.pending.extend(self.choose(*cached))
         return self.pending.popleft()
+
+    def _zombies_left(self) -> bool:
+        return self.instances <= MAX_INSTANCES - 2 and self.zombie_episodes < ZOMBIE_EPISODES
 
     def rules(self) -> list[tuple[float, Rule]]:
         """The rules enabled now, with their weights."""
@@ -125,7 +136,7 @@ class TxnWorkload(SwarmWorkload[tuple[ops.Operation, ...]]):
         out.append((delays, self._failover_in_prepare))
         out.append((delays, self._window_duplicates))
         out.append((delays, self._offsets_before_end))
-        if self.instances <= MAX_INSTANCES - 2 and self.zombie_episodes < ZOMBIE_EPISODES:
+        if self._zombies_left():
             out.append((self._rate("delays"), self._zombie_batch))
         return out
 
