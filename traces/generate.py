@@ -100,13 +100,23 @@ def paused_gc() -> Iterator[Callable[[], None]]:
     A reference cluster allocates many short-lived objects per step while the live simulation state
     is large, so the automatic collector (every 700 net allocations) re-traverses that state over
     and over: a quarter to a third of a worker's CPU (100k events, both slices). Nothing generated
-    depends on when garbage is collected; the bytes stay the same (tests/test_seeded_identity.py)."""
+    depends on when garbage is collected; the bytes stay the same (tests/test_seeded_identity.py).
+
+    What was alive before the bucket (the imported modules, the caller's objects) is frozen
+    (``gc.freeze``) while it runs, unless something else froze objects already: the closing full
+    collection then traverses only what the bucket made (0.13 CPU-s for two 50k-event buckets
+    before, 0.03 after)."""
     was_enabled = gc.isenabled()
     gc.disable()
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
     try:
         yield _collect_trace_garbage
     finally:
         gc.collect()
+        if freeze:
+            gc.unfreeze()
         if was_enabled:
             gc.enable()
 

@@ -169,12 +169,9 @@ class SimulatedCluster(Simulation[Runtime]):
 
     def _heartbeats(self) -> None:
         """Every running, reachable broker's session is fresh at the current time (runs before every
-        operation and at every clock move: the lookups are hoisted out of the loop)."""
+        operation and at every clock move)."""
         is_isolated = self.rt.network.is_isolated
-        heartbeat = self.controller.heartbeat
-        for broker in self.brokers:
-            if broker.alive and not is_isolated(broker.broker_id):
-                heartbeat(broker.broker_id)
+        self.controller.heartbeats([b.broker_id for b in self.brokers if b.alive and not is_isolated(b.broker_id)])
 
 
 class ReferenceCluster(SimulationAdapter[SimulatedCluster]):

@@ -10,6 +10,7 @@ re-published every METADATA_REPUBLISH_MS.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kconform.traces.events import (
@@ -177,9 +178,13 @@ class Controller:
 
     # -------------------------------------------------------------------- sessions, metadata
 
-    def heartbeat(self, broker: int) -> None:
-        """The broker is alive and reachable now (heartbeats are not simulated as messages)."""
-        self.last_heartbeat_ms[broker] = self.rt.now_ms
+    def heartbeats(self, brokers: Iterable[int]) -> None:
+        """Each of ``brokers`` is alive and reachable now (heartbeats are not simulated as messages;
+        the cluster calls this before every operation and at every clock move)."""
+        now = self.rt.now_ms
+        beats = self.last_heartbeat_ms
+        for broker in brokers:
+            beats[broker] = now
 
     def expire_sessions(self) -> None:
         """Fence every unfenced broker not heard from for > BROKER_SESSION_TIMEOUT_MS."""

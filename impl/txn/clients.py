@@ -114,9 +114,19 @@ def producer_node(client: int) -> int:
     return -10 - client
 
 
+def producer_at(address: int) -> int:
+    """The producer client whose network address is ``address`` (the inverse of ``producer_node``)."""
+    return -10 - address
+
+
 def consumer_node(consumer: int) -> int:
     """Network address of consumer ``consumer``."""
     return -40 - consumer
+
+
+def consumer_at(address: int) -> int:
+    """The consumer whose network address is ``address`` (the inverse of ``consumer_node``)."""
+    return -40 - address
 
 
 GROUP_CLIENT_NODE = -70

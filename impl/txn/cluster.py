@@ -40,7 +40,7 @@ from ..network import Network
 from ..runtime import EventLog
 from ..simulation import MAX_SETTLE_DELIVERIES, Node, Simulation, SimulationAdapter
 from .broker import TxnBroker
-from .clients import GROUP_CLIENT_NODE, GroupClient, TxnConsumer, TxnProducer, consumer_node, producer_node
+from .clients import GROUP_CLIENT_NODE, GroupClient, TxnConsumer, TxnProducer, consumer_at, producer_at
 from .runtime import Metadata, StateLog, TxnWorld
 from .wire import WireMailbox, is_wire_node, payload_from_json, wire_node
 
@@ -197,13 +197,12 @@ class TxnSimulation(Simulation[TxnWorld]):
             return self.group_client
         if is_wire_node(address):
             return self.wire
-        for client, producer in self.producers.items():
-            if producer_node(client) == address:
-                return producer
-        for consumer_id, consumer in self.consumers.items():
-            if consumer_node(consumer_id) == address:
-                return consumer
-        return None
+        # A lookup by the inverse of producer_node / consumer_node (both one-to-one): the producer
+        # first, as a scan of the producers then the consumers would find them.
+        producer = self.producers.get(producer_at(address))
+        if producer is not None:
+            return producer
+        return self.consumers.get(consumer_at(address))
 
     def quiet(self) -> bool:
         """Nothing in flight, no client with work, no coordinator with work of its own (loading, a
