@@ -19,6 +19,7 @@ KAFKA_ERRORS: dict[str, int] = {
     "UNKNOWN_TOPIC_OR_PARTITION": 3,
     "NOT_LEADER_OR_FOLLOWER": 6,
     "REQUEST_TIMED_OUT": 7,
+    "NETWORK_EXCEPTION": 13,
     "COORDINATOR_LOAD_IN_PROGRESS": 14,
     "COORDINATOR_NOT_AVAILABLE": 15,
     "NOT_COORDINATOR": 16,
@@ -34,6 +35,7 @@ KAFKA_ERRORS: dict[str, int] = {
     "INVALID_TRANSACTION_TIMEOUT": 50,
     "CONCURRENT_TRANSACTIONS": 51,
     "TRANSACTION_COORDINATOR_FENCED": 52,
+    "OPERATION_NOT_ATTEMPTED": 55,
     "KAFKA_STORAGE_ERROR": 56,
     "FETCH_SESSION_ID_NOT_FOUND": 70,
     "INVALID_FETCH_SESSION_EPOCH": 71,
@@ -78,4 +80,4 @@ def test_codes_are_one_closed_enum_that_serializes_as_the_number() -> None:
 def test_invalid_update_version_is_not_new_leader_elected() -> None:
     """The bug this file was written for: 108 is NEW_LEADER_ELECTED (KIP-903), the stale partition epoch is 95."""
     assert errors.INVALID_UPDATE_VERSION == 95
-    assert 108 not in errors.ERRORS
+    assert errors.ERRORS[108] == "NEW_LEADER_ELECTED" != errors.ERRORS[95]
