@@ -471,7 +471,8 @@ def replication_state(given: Mapping[str, Any], cfg: ReplicationConfig) -> State
         if starts.get(b, 0):
             replicas[-1] = R.advance_log_start(replicas[-1], starts[b])
     rec = PartitionRecord(leader, leader_epoch, isr, partition_epoch)
-    state = State(tuple(replicas), rec, frozenset(), (rec,), now_ms=now)
+    # The purgatory's completion triggers are tracked, as the lockstep judge does (State.tracks_purgatory).
+    state = State(tuple(replicas), rec, frozenset(), (rec,), now_ms=now, tracks_purgatory=True)
     if 0 <= leader < len(replicas) and "hw" not in given:
         # Partition.makeLeader ends with maybeIncrementLeaderHW: a leader alone in its ISR, with no
         # follower caught up, has its HW at its LEO at once (model.replication.leader_hw_target).
@@ -500,7 +501,14 @@ class ReplicationDriver:
     ``leader_epochs`` {broker: the leader epoch it knows}."""
 
     def start(self, given: Mapping[str, Any], config: Mapping[str, Any]) -> None:
-        known = {"replicas", "min_insync_replicas", "protocol", "replica_lag_time_max_ms"}
+        known = {
+            "replicas",
+            "min_insync_replicas",
+            "protocol",
+            "replica_lag_time_max_ms",
+            "replica_fetch_min_bytes",
+            "replica_fetch_wait_max_ms",
+        }
         unknown = set(config) - known
         if unknown:
             raise ScenarioError(f"replication config: unknown key(s) {sorted(unknown)}")
@@ -615,6 +623,40 @@ class ReplicationDriver:
             a = _args(handler, args, {"ms": _REQUIRED})
             self.s = R.advance_clock(s, s.now_ms + a["ms"])
             return {}
+        if handler == "consumer_fetch_wait":
+            a = _args(
+                handler,
+                args,
+                {
+                    "node": self.leader,
+                    "req": 2,
+                    "offset": _REQUIRED,
+                    "current_leader_epoch": -1,
+                    "min_bytes": 1,
+                    "max_wait_ms": _REQUIRED,
+                },
+            )
+            self.s, cf, parked = R.consumer_fetch_wait(
+                s, cfg, a["node"], a["req"], a["offset"], a["current_leader_epoch"], a["min_bytes"], a["max_wait_ms"]
+            )
+            return {"parked": parked, "error": cf.error}
+        if handler == "follower_fetch_wait":
+            a = _args(handler, args, {"follower": _REQUIRED, "req": 3, "fetch_offset": _REQUIRED})
+            q = R.FetchRequest(self.leader, a["fetch_offset"], -1, -1, -1)
+            self.s, _resp = R.park_fetch(s, cfg, self.leader, a["follower"], a["req"], q)
+            return {"parked": True}
+        if handler == "complete_produce":
+            a = _args(handler, args, {"node": self.leader, "req": 1, "error": _REQUIRED})
+            try:
+                self.s = R.complete_produce(s, cfg, a["node"], a["req"], a["error"])
+            except R.NotEnabled:
+                return {"accepted": False}
+            return {"accepted": True}
+        if handler == "complete_fetch":
+            a = _args(handler, args, {"node": self.leader, "req": _REQUIRED})
+            self.s, answer = R.complete_fetch(s, cfg, a["node"], a["req"])
+            records = answer.entries
+            return {"error": answer.error, "records": len(records)}
         if handler == "hw_target":
             a = _args(handler, args, {"node": self.leader})
             return {"target": R.leader_hw_target(s, cfg, a["node"])}
@@ -687,6 +729,8 @@ class ReplicationDriver:
             "leader_epochs": {b: r.leader_epoch for b, r in enumerate(rs)},
             "log_starts": {b: r.log_start for b, r in enumerate(rs)},
             "partition_epochs": {b: r.partition_epoch for b, r in enumerate(rs)},
+            "parked": {b: tuple(sorted(d.req for d in r.purgatory)) for b, r in enumerate(rs)},
+            "due": {b: tuple(sorted(r.due)) for b, r in enumerate(rs)},
             **self._leader_view(),
         }
 

@@ -16,7 +16,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from kconform.conformance.yardstick.dsl import PARTITION, REPLICATION, TRUNK, Scenario, Step, call, check
-from kconform.model.errors import INVALID_REQUIRED_ACKS, NONE, NOT_LEADER_OR_FOLLOWER, OUT_OF_ORDER_SEQUENCE_NUMBER
+from kconform.model.errors import (
+    FENCED_LEADER_EPOCH,
+    INVALID_REQUIRED_ACKS,
+    NONE,
+    NOT_LEADER_OR_FOLLOWER,
+    OUT_OF_ORDER_SEQUENCE_NUMBER,
+)
 
 K = "ReplicaManagerTest"
 
@@ -30,9 +36,8 @@ TIERED = (
 )
 KIP_392 = "a consumer fetching from a follower and the replica selector (KIP-392): not in the model (issue 14 §2)"
 PURGATORY = (
-    "delayed produce and fetch in the purgatory (completed or cleared on leadership change and StopReplica): the "
-    "purgatory is in the replication model (model/purgatory.py, issue 15 §2) but this subject's actions answer at "
-    "once: not ported yet"
+    "delayed produce and fetch cleared by a ZooKeeper-era StopReplica: the model's replicas are never "
+    "stopped or deleted (the leadership-change completions are ported above)"
 )
 TOPIC_IDS = "topic ids (KIP-516: partition.metadata files, inconsistent ids): the model names partitions, not topic ids"
 STOP_REPLICA = (
@@ -92,7 +97,26 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     OUT("testMaybeAddLogDirFetchersWithoutEpochCache", LOG_DIRS),
     OUT("testMaybeAddLogDirFetchersPausingCleaning", LOG_DIRS),
-    OUT("testClearPurgatoryOnBecomingFollower", PURGATORY),
+    Scenario(
+        K,
+        "testClearPurgatoryOnBecomingFollower",
+        TRUNK,
+        REPLICATION,
+        given={"leader": 0, "leader_epoch": 0, "isr": [0, 1], "hw": {0: 0}},
+        config={"replicas": 2, "min_insync_replicas": 1},
+        steps=(
+            call("produce", acks=-1).then(error=NONE),
+            check(parked={0: (1,)}, due={0: ()}),
+            call("become_follower", node=0, leader=1, leader_epoch=1).then(outcome="become_follower"),
+            check(due={0: (1,)}),
+            call("complete_produce", node=0, req=1, error=NONE).then(accepted=False),
+            call("complete_produce", node=0, req=1, error=NOT_LEADER_OR_FOLLOWER).then(accepted=True),
+            check(parked={0: ()}),
+        ),
+        resolution="the produce (acks=all) waits for the follower; becoming follower completes it at once "
+        "(ReplicaManager.completeDelayedOperationsWhenNotPartitionLeader, model.purgatory's leadership "
+        "trigger) and only NOT_LEADER_OR_FOLLOWER is a justified answer",
+    ),
     OUT("checkRemoveMetricsCountMatchRegisterCount", METRICS),
     OUT("testFencedErrorCausedByBecomeLeader", LOG_DIRS),
     Scenario(
@@ -219,8 +243,29 @@ SCENARIOS: tuple[Scenario, ...] = (
     OUT("testDefaultReplicaSelector", KIP_392),
     OUT("testFetchFollowerNotAllowedForOlderClients", KIP_392),
     OUT("testFetchRequestRateMetrics", METRICS),
-    OUT("testBecomeFollowerWhileOldClientFetchInPurgatory", PURGATORY),
-    OUT("testBecomeFollowerWhileNewClientFetchInPurgatory", PURGATORY),
+    *(
+        Scenario(
+            K,
+            method,
+            TRUNK,
+            REPLICATION,
+            given={"leader": 0, "leader_epoch": 1, "isr": [0, 1], "hw": {0: 0}},
+            config={"replicas": 2, "min_insync_replicas": 1},
+            steps=(
+                call("consumer_fetch_wait", offset=0, current_leader_epoch=epoch, max_wait_ms=10).then(parked=True),
+                call("become_follower", node=0, leader=1, leader_epoch=2).step(),
+                check(due={0: (2,)}),
+                call("complete_fetch", node=0, req=2).then(error=error),
+            ),
+            resolution="the consumer's fetch (maxWait 10, nothing to read) is parked; becoming follower completes "
+            "it at once with the error the partition gives now: NOT_LEADER_OR_FOLLOWER without a leader epoch "
+            "(an old client), FENCED_LEADER_EPOCH with the old epoch 1 (KIP-320)",
+        )
+        for method, epoch, error in (
+            ("testBecomeFollowerWhileOldClientFetchInPurgatory", -1, NOT_LEADER_OR_FOLLOWER),
+            ("testBecomeFollowerWhileNewClientFetchInPurgatory", 1, FENCED_LEADER_EPOCH),
+        )
+    ),
     OUT("testFetchFromLeaderAlwaysAllowed", KIP_392),
     OUT("testClearFetchPurgatoryOnStopReplica", PURGATORY),
     OUT("testClearProducePurgatoryOnStopReplica", PURGATORY),
@@ -317,8 +362,44 @@ SCENARIOS: tuple[Scenario, ...] = (
     OUT("testDeltaFollowerRemovedTopic", LIFECYCLE),
     OUT("testDeltaLeaderToNotReplica", LIFECYCLE),
     OUT("testDeltaLeaderToRemovedTopic", LIFECYCLE),
-    OUT("testDeltaToFollowerCompletesProduce", PURGATORY),
-    OUT("testDeltaToFollowerCompletesFetch", PURGATORY),
+    Scenario(
+        K,
+        "testDeltaToFollowerCompletesProduce",
+        TRUNK,
+        REPLICATION,
+        given={"leader": 1, "leader_epoch": 0, "isr": [1, 2], "hw": {1: 0}},
+        config={"replicas": 3, "min_insync_replicas": 1},
+        steps=(
+            call("produce", node=1, acks=-1).then(error=NONE),
+            call("become_follower", node=1, leader=2, leader_epoch=1).step(),
+            check(due={1: (1,)}),
+            call("complete_produce", node=1, req=1, error=NOT_LEADER_OR_FOLLOWER).then(accepted=True),
+        ),
+        resolution="brokers 1 and 2 of the test are the model's 1 and 2 (broker 0 stays outside the ISR); "
+        "the three records are one acks=all produce; the delta to follower (KRaft, applyLocalFollowersDelta) "
+        "completes it with NOT_LEADER_OR_FOLLOWER",
+    ),
+    Scenario(
+        K,
+        "testDeltaToFollowerCompletesFetch",
+        TRUNK,
+        REPLICATION,
+        given={"leader": 1, "leader_epoch": 0, "isr": [1, 2], "hw": {1: 0}},
+        config={
+            "replicas": 3,
+            "min_insync_replicas": 1,
+            "replica_fetch_min_bytes": 1_000_000,
+            "replica_fetch_wait_max_ms": 1_000,
+        },
+        steps=(
+            call("follower_fetch_wait", follower=2, fetch_offset=0).then(parked=True),
+            call("become_follower", node=1, leader=2, leader_epoch=1).step(),
+            check(due={1: (3,)}),
+            call("complete_fetch", node=1, req=3).then(error=NOT_LEADER_OR_FOLLOWER),
+        ),
+        resolution="the follower's fetch (minBytes Int.MaxValue, maxWait 1000) is parked; the delta to "
+        "follower completes it with NOT_LEADER_OR_FOLLOWER",
+    ),
     OUT("testDeltaToLeaderOrFollowerMarksPartitionOfflineIfLogCantBeCreated", LOG_DIRS),
     OUT("testDeltaFollowerStopFetcherBeforeCreatingInitialFetchOffset", LIFECYCLE),
     OUT("testFetcherAreNotRestartedIfLeaderEpochIsNotBumpedWithZkPath", LIFECYCLE),
