@@ -83,7 +83,6 @@ def main(argv: list[str] | None = None) -> int:
 
 _ONE_RUN = """
 import json, resource, sys, tempfile, time
-from kconform.ci.benchmarks.child import ChildFailed, json_child
 from kconform.model.config import ReplicationConfig
 from kconform.model.txn_config import TxnConfig
 from kconform.traces.generate import Plan, generate
