@@ -1,6 +1,6 @@
 """Lockstep throughput: operations and events per second, model and implementation together, one core.
 
-Run: ``python -m kconform.ci.benchmarks.throughput [--slice replication|txn|txn-tv2] [--examples 200]``. Also
+Run: ``python -m kconform.ci.benchmarks.throughput [--slice replication|txn|txn-tv2|fetch] [--examples 200]``. Also
 reports the share of time spent in the judge (model + invariants) versus the implementation,
 measured in the same run.
 
@@ -60,8 +60,9 @@ SLICES: dict[str, dict[str, object]] = {
     "replication": {},
     "txn": {"slice": "txn"},
     "txn-tv2": {"slice": "txn", "transaction_version": 2},
+    "fetch": {"slice": "fetch"},
 }
-"""The campaigns one can measure: the gate's three parts (its config JSON)."""
+"""The campaigns one can measure: the gate's four parts (its config JSON)."""
 
 
 def _config(name: str) -> object:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kconform.conformance.judge import LockstepJudge, compare
+from kconform.conformance.judge import LockstepJudge, compare, only_clock_moved
 from kconform.model import fetch_invariants as I
 from kconform.model import fetch_session as FS
 from kconform.model import fetch_state as S
@@ -77,6 +77,14 @@ class FetchJudge(LockstepJudge[FetchState, FetchConfig]):
         for kind, run in list(self.handlers.items()):
             if kind is not ev.SessionFetchHandled:
                 self.handlers[kind] = _settling(run)
+
+    def unchanged(self, pre: FetchState, post: FetchState) -> bool:
+        """A clock tick that leaves no answer to settle changes only ``now_ms``, which no invariant
+        reads (tests/test_fetch_invariant_memo.py): the same state was checked already, and a
+        violation found then is reported once (``report_violations_once``), so re-running the checks
+        could add no finding (issue 17). The tick itself is still judged: the model's clock must
+        move forward."""
+        return post is pre or only_clock_moved(pre, post)
 
     def find_violations(self, pre: FetchState, post: FetchState) -> Sequence[Violation]:
         return I.check_state(post, self.cfg, self.checked)
