@@ -385,3 +385,64 @@ def test_a_planted_fetch_check_bug_is_caught_by_the_rogue_fetches(bug: str, monk
     scenario = rscen.Scenario("well-behaved", "", 2, well_behaved)
     near_miss = rscen.run_scenario(ReferenceCluster(), scenario, ReplicationConfig(), frozenset())
     assert near_miss.failure is None, near_miss.failure
+
+
+# The gate machine's stale AddPartitionsToTxn and wrong-id InitProducerId --------------------------
+
+
+def _machine_draws_run(tv: int) -> LockstepRun:
+    """Every draw of the machine's ``rogue_add_partitions`` (epoch - 1) and ``rogue_init_producer``
+    (expected id + 1 or + 1,000, any epoch shift) at each moment of a transaction: none open, one
+    open, its markers in flight, completed; and from a zombie (an older instance)."""
+    from kconform.conformance.txn.machine import ROGUE_INIT_EPOCHS, ROGUE_PID_DELTAS
+
+    def rogue(client: int) -> tuple[ops.Operation, ...]:
+        adds = tuple(ops.RogueAddPartitions(client, p, -1, -1) for p in ("t-0", "t-1"))
+        inits = tuple(ops.RogueInitProducer(client, -1, d, e) for d in ROGUE_PID_DELTAS for e in ROGUE_INIT_EPOCHS)
+        return (*adds, *inits, ops.Settle(100))
+
+    steps: tuple[ops.Operation, ...] = (
+        ops.InitProducer(0, "txn-1"),
+        ops.Settle(100),
+        *rogue(0),
+        ops.BeginTxn(0),
+        ops.Send(0, "t-0", 1),
+        ops.Settle(100),
+        *rogue(0),
+        ops.CommitTxn(0),
+        ops.Settle(1),
+        *rogue(0),
+        ops.Settle(1000),
+        *rogue(0),
+        ops.InitProducer(1, "txn-1"),
+        ops.Settle(100),
+        *rogue(0),
+        ops.BeginTxn(1),
+        ops.Send(1, "t-0", 1),
+        ops.Settle(100),
+        *rogue(1),
+        ops.CommitTxn(1),
+        ops.Settle(1000),
+    )
+    scenario = type(ADVERSARIAL_END_TXN)("machine-draws", "", (), steps)
+    return run_scenario(TxnCluster(), scenario, TxnConfig(transaction_version=tv), frozenset())
+
+
+@pytest.mark.parametrize("tv", [0, 2])
+def test_the_machines_rogue_add_partitions_and_init_producer_are_always_refused(tv: int) -> None:
+    """The rules' claim (conformance.txn.machine): a stale AddPartitionsToTxn and an InitProducerId
+    with a wrong KIP-360 expected id are refused at every moment (PRODUCER_FENCED, or
+    CONCURRENT_TRANSACTIONS while the markers are in flight), so nothing opens or ends behind the
+    client's back; the clients' own transactions commit and the model agrees with every answer."""
+    run = _machine_draws_run(tv)
+    assert run.failure is None, run.failure
+    events = [e for step in run.steps for e in step.events]
+    added = [e for e in events if isinstance(e, ev.AddPartitionsHandled) and "t-1" in e.partitions]
+    # sent once the client's epoch is >= 1: TV0 bumps it with the second instance, TV2 at each EndTxn
+    assert len(added) == (1 if tv == 0 else 3) and {e.error for e in added} == {ev.PRODUCER_FENCED}
+    inits = [e for e in events if isinstance(e, ev.InitProducerIdHandled) and e.expected_pid != -1]
+    assert len(inits) >= 6 * 2 * 2  # six moments, two ids, three epochs (-1 is not sent at epoch 0)
+    assert {e.error for e in inits} <= {ev.PRODUCER_FENCED, ev.CONCURRENT_TRANSACTIONS}
+    assert ev.PRODUCER_FENCED in {e.error for e in inits}
+    ended = [e for e in events if isinstance(e, ev.EndTxnHandled)]
+    assert [e.error for e in ended] == [ev.NONE, ev.NONE]

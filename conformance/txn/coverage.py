@@ -46,6 +46,7 @@ REACHABLE_OUTCOMES: tuple[tuple[str, str], ...] = (
     ("hw_advanced", "the HW follows the LEO"),
     ("init_producer_id_handled:NONE", "a producer starts"),
     ("init_producer_id_handled:CONCURRENT_TRANSACTIONS", "a new instance fences an Ongoing transaction (§1.3)"),
+    ("init_producer_id_handled:PRODUCER_FENCED", "a wrong KIP-360 expected producer id (rogue_init_producer)"),
     *(
         (f"init_producer_id_handled:{e}", "a request reaching a moved or loading coordinator")
         for e in _COORDINATOR_LOOKUP

@@ -50,8 +50,10 @@ FAMILIES = (
 sends, commits and aborts, new producer instances, consumers, healthy runs, HW advances and small
 clock steps are always on; "zombie" lets older instances keep acting after being fenced,
 "liveness" adds Quiesce (deliver everything, then every transaction must have ended);
-"adversarial" adds the batches a buggy, old or malicious client sends (``rogue_produce``) and its
-EndTxn requests out of order with a stale or future epoch (``rogue_end_txn``)."""
+"adversarial" adds the batches a buggy, old or malicious client sends (``rogue_produce``), its
+EndTxn requests out of order with a stale or future epoch (``rogue_end_txn``), its stale
+AddPartitionsToTxn (``rogue_add_partitions``) and its InitProducerId with a wrong KIP-360 expected
+producer id (``rogue_init_producer``)."""
 ROGUE_SEQ_DELTAS = (-3, -1, 0, 1, 2)
 """Sequence shifts of a rogue batch: a replay of an older range (a duplicate when it matches one
 of the last 5 batches exactly, else OUT_OF_ORDER_SEQUENCE_NUMBER), a gap, and 0 (with an epoch
@@ -62,6 +64,15 @@ holds the newer one), a future one (accepted only at sequence 0: ProducerAppendI
 ROGUE_BROKERS = (-1, -1, -1, 0, 1)
 """Where a rogue batch goes: mostly the leader (-1), sometimes a fixed broker (a non-leader:
 NOT_LEADER_OR_FOLLOWER, ReplicaManager)."""
+ROGUE_PID_DELTAS = (1, 1_000)
+"""Shifts of a rogue InitProducerId's KIP-360 expected producer id: never 0 (an accepted request
+would bump the epoch and fence the client behind its back) and never negative (under epoch
+exhaustion the previous producer id, which the coordinator accepts, is lower than the current
+one: TransactionMetadata.prevProducerId). The producer ids the gate allocates are the handful of
+its clients', so current + 1_000 names no producer id the coordinator knows."""
+ROGUE_INIT_EPOCHS = (0, -1, 1)
+"""Epoch shifts of a rogue InitProducerId: the expected epoch does not matter once the expected
+producer id is wrong (TransactionCoordinator.prepareInitProducerIdTransit: PRODUCER_FENCED)."""
 
 
 def _distinct_outcomes(run: LockstepRun) -> float:
@@ -166,6 +177,35 @@ def rules(base: type[SliceMachine], cfg: TxnConfig) -> type[SliceMachine]:
             not a client bug the slice's client-transaction invariants describe."""
             broker = broker if broker < cfg.brokers else -1
             self._do(ops.RogueEndTxn(self._client(0), broker, epoch_delta, commit))
+
+        @precondition(lambda self: "adversarial" in self.families)
+        @rule(back=which, partition=partitions, broker=st.sampled_from(ROGUE_BROKERS))
+        def rogue_add_partitions(self, back: int, partition: str, broker: int) -> None:
+            """AddPartitionsToTxn with a stale epoch (the client's own - 1; a zombie's own is stale
+            already): TransactionCoordinator.handleAddPartitionsToTransaction answers
+            PRODUCER_FENCED (or NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS before it looks),
+            never adds (issue 17). The coordinator's epoch is never below a client's (it only
+            grows, and a client learns its epoch from the coordinator), so the request is
+            refused and no transaction opens behind the client's back. Never a current or
+            future epoch (ops.RogueAddPartitions: those may be accepted)."""
+            broker = broker if broker < cfg.brokers else -1
+            self._do(ops.RogueAddPartitions(self._client(back), partition, broker, -1))
+
+        @precondition(lambda self: "adversarial" in self.families)
+        @rule(
+            back=which,
+            broker=st.sampled_from(ROGUE_BROKERS),
+            pid_delta=st.sampled_from(ROGUE_PID_DELTAS),
+            epoch_delta=st.sampled_from(ROGUE_INIT_EPOCHS),
+        )
+        def rogue_init_producer(self, back: int, broker: int, pid_delta: int, epoch_delta: int) -> None:
+            """InitProducerId whose KIP-360 expected producer id is not the transactional id's
+            (issue 17): TransactionCoordinator.handleInitProducerId answers PRODUCER_FENCED (or
+            CONCURRENT_TRANSACTIONS while a transition is pending, NOT_COORDINATOR /
+            COORDINATOR_LOAD_IN_PROGRESS before it looks) and changes nothing: the expected-id
+            check precedes the Ongoing abort in prepareInitProducerIdTransit."""
+            broker = broker if broker < cfg.brokers else -1
+            self._do(ops.RogueInitProducer(self._client(back), broker, pid_delta, epoch_delta))
 
         # Consumers and offsets ----------------------------------------------------------------
 
