@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -18,7 +19,12 @@ from kconform.model.actions import SearchBounds
 from kconform.model.config import ConfigError, ReplicationConfig
 from kconform.model.errors import INELIGIBLE_REPLICA, NONE
 from kconform.model.state import PendingIsr, State
+from kconform.traces.events import BrokerFenced, BrokerUnfenced
 from tests.modelkit import booted, replicate
+
+if TYPE_CHECKING:
+    from kconform.conformance.runner import LockstepRun
+    from kconform.impl.replication.controller import Controller
 
 PLAIN = ReplicationConfig(replicas=2, flush_interval_ms=1_000)
 ELR = replace(PLAIN, eligible_leader_replicas_version=1)
@@ -145,8 +151,80 @@ def test_explore_finds_no_loss_with_elr_as_deep_as_the_loss_without() -> None:
     assert result.states_per_depth[-1] > 0 and len(result.states_per_depth) == depth + 1
 
 
-def test_the_reference_brokers_refuse_the_elr_rung_clearly() -> None:
-    from kconform.impl.replication.cluster import SimulatedCluster
+REF_ELR = ReplicationConfig(eligible_leader_replicas_version=1)  # 3 replicas, min ISR 2
 
-    with pytest.raises(ConfigError, match="do not implement Eligible Leader Replicas"):
-        SimulatedCluster(ELR, frozenset())
+
+def _run(scenario: str, cfg: ReplicationConfig, mutants: frozenset[str] = frozenset()) -> LockstepRun:
+    from kconform.conformance.replication.scenarios import SCENARIOS, run_scenario
+    from kconform.impl.replication.cluster import ReferenceCluster
+
+    return run_scenario(ReferenceCluster(), SCENARIOS[scenario], cfg, mutants)
+
+
+def _controller(run: LockstepRun) -> Controller:
+    from kconform.impl.replication.cluster import ReferenceCluster
+
+    assert isinstance(run.adapter, ReferenceCluster)
+    return run.adapter.cluster.controller
+
+
+def test_the_elr_scenarios_run_only_on_the_elr_rung() -> None:
+    from kconform.conformance.replication.scenarios import zoo
+
+    names = {s.name for s in zoo(REF_ELR)}
+    assert {"elr-last-known-leader", "elr-unclean-shutdown"} <= names
+    assert "elr-last-known-leader" not in {s.name for s in zoo(ReplicationConfig())}
+
+
+@pytest.mark.parametrize("scenario", ["elr-last-known-leader", "elr-unclean-shutdown"])
+def test_the_reference_controller_conforms_on_the_elr_rung(scenario: str) -> None:
+    run = _run(scenario, REF_ELR)
+    assert run.failure is None
+    controller = _controller(run)
+    assert controller.record.leader == 0 and controller.elr == ()  # broker 0 leads again at the end
+
+
+def test_the_reference_empties_the_isr_and_elects_the_last_known_leader() -> None:
+    """elr-last-known-leader end to end: after the three crashes the ISR was empty with broker 0
+    in the ELR; it re-registers after an unclean shutdown and is elected uncleanly as the last
+    known leader (KAFKA-19522's fixed rule)."""
+    run = _run("elr-last-known-leader", REF_ELR)
+    assert run.failure is None
+    events = [e for step in run.steps for e in step.events]
+    fenced = [e for e in events if isinstance(e, BrokerFenced) and e.broker == 0]
+    assert fenced and fenced[-1].isr == () and fenced[-1].leader == -1
+    unfenced = [e for e in events if isinstance(e, BrokerUnfenced) and e.broker == 0]
+    assert unfenced[-1].leader == 0 and unfenced[-1].unclean
+
+
+@pytest.mark.parametrize(
+    ("mutant", "scenario"),
+    [
+        ("elect-fenced-last-known-leader", "elr-last-known-leader"),
+        ("unclean-shutdown-keeps-elr", "elr-unclean-shutdown"),
+    ],
+)
+def test_each_elr_mutant_is_caught_by_its_scenario(mutant: str, scenario: str) -> None:
+    from kconform.impl.replication import mutants as M
+
+    assert M.MUTANT_CONFIG[mutant] == {"eligible_leader_replicas_version": 1}
+    run = _run(scenario, REF_ELR, frozenset({mutant}))
+    assert run.failure is not None and run.failure.verdict == "non-conformance"
+    assert run.failure.name.startswith("broker_unfenced")
+
+
+def test_kip_903_the_reference_controller_refuses_a_stale_incarnation() -> None:
+    """The reference controller's AlterPartition check: a member whose broker epoch (as the leader
+    last saw it) is not its current one is INELIGIBLE_REPLICA; without ELR the epochs are not sent."""
+    from kconform.impl.replication.cluster import ReferenceCluster
+    from kconform.impl.replication.messages import AlterPartitionRequest
+
+    adapter = ReferenceCluster()
+    adapter.reset(REF_ELR, 0, frozenset())
+    controller = adapter.cluster.controller
+    record = controller.record
+    controller.new_incarnation(1)
+    stale = AlterPartitionRequest(record.leader, record.leader_epoch, record.partition_epoch, (0, 1), (0, 0))
+    current = AlterPartitionRequest(record.leader, record.leader_epoch, record.partition_epoch, (0, 1), (0, 1))
+    assert controller.alter_partition_error(record.leader, stale) == INELIGIBLE_REPLICA
+    assert controller.alter_partition_error(record.leader, current) == NONE

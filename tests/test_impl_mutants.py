@@ -42,6 +42,8 @@ def test_every_mutant_names_its_issue_and_symptom() -> None:
             "delayed-fetch-early-return",
             "delayed-fetch-reads-leo",
             "delayed-fetch-survives-leader-change",
+            "elect-fenced-last-known-leader",
+            "unclean-shutdown-keeps-elr",
         ]
     )
     for name, doc in MUTANTS.items():

@@ -175,16 +175,84 @@ def DELAYED_FETCH() -> tuple[o.Operation, ...]:
     )
 
 
+def _session_expiry() -> tuple[o.Operation, ...]:
+    """Long enough for the controller to fence a silent broker (broker.session.timeout.ms 9 s)."""
+    return (o.Run(3000), o.Run(3000), o.Run(3000), o.Run(3000))
+
+
+@declare(Scenario, "elr-last-known-leader", min_replicas=3)
+def ELR_LAST_KNOWN_LEADER() -> tuple[o.Operation, ...]:
+    """KAFKA-19522 (KIP-966): followers 1 and 2 crash and are fenced (ISR [0], ELR [2]); they
+    restart at once, so their unclean shutdowns take them out of the ELR (KAFKA-15586); leader 0
+    crashes and is fenced: ISR empty, ELR [0], last known leader 0. When 0 registers after its
+    unclean shutdown it first leaves the ELR while still fenced: ISR and ELR are empty and the
+    last known leader may be elected only once it is unfenced (canElectLastKnownLeader). Runs only
+    on the ELR rung."""
+    return (
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Run(1000),
+        o.Crash(1),
+        o.Crash(2),
+        *_session_expiry(),
+        o.Restart(1),
+        o.Restart(2),
+        o.Crash(0),
+        *_session_expiry(),
+        o.Restart(0),
+        o.Run(1000),
+        o.Produce(2, -1),
+        o.Run(3000),
+    )
+
+
+@declare(Scenario, "elr-unclean-shutdown", min_replicas=3)
+def ELR_UNCLEAN_SHUTDOWN() -> tuple[o.Operation, ...]:
+    """KAFKA-15586 (KIP-966): followers 1 and 2 crash and are fenced (ISR [0], ELR [2]); broker 2
+    restarts after its unclean shutdown and must leave the ELR at registration
+    (handleBrokerUncleanShutdown); leader 0 crashes and is fenced. The ELR is then [0] and nobody
+    may be elected until 0 returns; a controller that kept 2 in the ELR elects it. Runs only on
+    the ELR rung."""
+    return (
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Run(1000),
+        o.Crash(1),
+        o.Crash(2),
+        *_session_expiry(),
+        o.Restart(2),
+        o.Crash(0),
+        *_session_expiry(),
+        o.Restart(0),
+        o.Run(1000),
+        o.Restart(1),
+        o.Run(3000),
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
-    s.name: s for s in (FAST_FAILOVER, REJOIN_BEFORE_EPOCH_START, ADVERSARIAL_CONSUMER, FOLLOWER_RESTART, DELAYED_FETCH)
+    s.name: s
+    for s in (
+        FAST_FAILOVER,
+        REJOIN_BEFORE_EPOCH_START,
+        ADVERSARIAL_CONSUMER,
+        FOLLOWER_RESTART,
+        DELAYED_FETCH,
+        ELR_LAST_KNOWN_LEADER,
+        ELR_UNCLEAN_SHUTDOWN,
+    )
 }
+
+_ELR_ONLY = frozenset({"elr-last-known-leader", "elr-unclean-shutdown"})
 
 
 def zoo(cfg: ReplicationConfig) -> list[Scenario]:
     """The scenarios that apply to ``cfg`` (enough replicas; the delayed-fetch one only with waiting
-    consumer fetches), in the order they run."""
+    consumer fetches; the ELR ones only on the ELR rung), in the order they run."""
     return [
         s
         for s in SCENARIOS.values()
-        if cfg.replicas >= s.min_replicas and (s is not DELAYED_FETCH or cfg.fetch_max_wait_ms > 0)
+        if cfg.replicas >= s.min_replicas
+        and (s is not DELAYED_FETCH or cfg.fetch_max_wait_ms > 0)
+        and (s.name not in _ELR_ONLY or cfg.elr)
     ]

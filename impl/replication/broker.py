@@ -117,10 +117,12 @@ class Broker(Handlers):
         cache truncated at the LEO); no leadership known; timers start again."""
         assert not self.alive
         self.alive = True
+        epoch = self.partition.broker_epoch + 1 if self.rt.config.elr else self.partition.broker_epoch
         self.partition = Partition(
             self.broker_id,
             self.rt,
             ReplicaLog.recover(self.disk, self._sync_appends, self.rt.config.protocol.kafka_7415),
+            epoch,
         )
         self.fetcher = ReplicaFetcher(self.broker_id, self.rt, self.partition)
         self.purgatory = Purgatory()
@@ -353,7 +355,7 @@ class Broker(Handlers):
             self._answer_fetch(msg.msg_id, msg.src, req, error, (), hw, diverging_epoch, diverging_end_offset, hw)
             return
         hw_before = log.hw
-        partition.update_follower_fetch_state(follower, req.fetch_offset)
+        partition.update_follower_fetch_state(follower, req.fetch_offset, req.broker_epoch)
         hw_increased = partition.maybe_increment_hw()
         cfg = self.rt.config
         if cfg.replica_fetch_wait_max_ms > 0 and len(entries) < cfg.replica_fetch_min_bytes:
@@ -550,7 +552,9 @@ class Broker(Handlers):
         again; ``hw`` is the HW after that, and completed produces follow the event.
         """
         view = self.partition.view
-        request = AlterPartitionRequest(self.broker_id, view.leader_epoch, view.partition_epoch, isr)
+        request = AlterPartitionRequest(
+            self.broker_id, view.leader_epoch, view.partition_epoch, isr, self.partition.seen_broker_epochs(isr)
+        )
         msg = self.rt.network.send(self.broker_id, CONTROLLER_NODE, request)
         self.partition.set_pending(msg, isr)
         hw_increased = self.partition.maybe_increment_hw()

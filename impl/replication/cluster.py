@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from kconform.model.config import ConfigError, ReplicationConfig
+from kconform.model.config import ReplicationConfig
 from kconform.traces.events import Event
 from kconform.traces.operations import (
     Consume,
@@ -42,11 +42,6 @@ class SimulatedCluster(Simulation[Runtime]):
     label = "the reference cluster"
 
     def __init__(self, config: ReplicationConfig, mutants: frozenset[str]) -> None:
-        if config.elr:
-            raise ConfigError(
-                "eligible_leader_replicas_version=1: the reference brokers do not implement Eligible Leader "
-                "Replicas (KIP-966) yet; the ELR rung is checked by the model searches (explore, docs/elr.md)"
-            )
         super().__init__(Runtime(config, mutants, Scheduler(), Network(), EventLog()))
         self.rt = self.world
         self.controller = Controller(self.rt)
@@ -79,8 +74,9 @@ class SimulatedCluster(Simulation[Runtime]):
                 self.deliver(msg)
         return self.rt.events.drain()
 
-    def _register(self, broker: Broker) -> None:
-        self.controller.register(broker.broker_id)
+    def _register(self, broker: Broker, after_crash: bool = False) -> None:
+        """Register ``broker``; after a crash it has no clean-shutdown broker epoch (KIP-966)."""
+        self.controller.register(broker.broker_id, unclean_shutdown=after_crash)
         broker.registered = True
 
     # ---------------------------------------------------------------------------- operations
@@ -148,10 +144,12 @@ class SimulatedCluster(Simulation[Runtime]):
         broker = self.brokers[broker_id]
         self.rt.network.set_up(broker_id)
         broker.restart()
+        if self.rt.config.elr:
+            self.controller.new_incarnation(broker_id)
         if self.rt.network.is_isolated(broker_id):
             self._awaiting_registration.add(broker_id)
         else:
-            self._register(broker)
+            self._register(broker, after_crash=True)
 
     def _heal(self) -> None:
         """Remove every cut; brokers that restarted while cut off register, and brokers fenced while
@@ -163,7 +161,7 @@ class SimulatedCluster(Simulation[Runtime]):
                 continue
             if broker.broker_id in self._awaiting_registration:
                 self._awaiting_registration.discard(broker.broker_id)
-                self._register(broker)
+                self._register(broker, after_crash=True)
             elif broker.registered and broker.broker_id in self.controller.fenced:
                 self.controller.unfence(broker.broker_id)
 

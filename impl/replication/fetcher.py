@@ -139,7 +139,14 @@ class ReplicaFetcher:
         view = self.partition.view
         last_fetched_epoch = self.log.epochs.latest_epoch() if protocol is Protocol.DIVERGING_EPOCH else -1
         current_leader_epoch = view.leader_epoch if protocol.fenced else -1
-        request = FetchRequest(view.leader, self.log.leo, last_fetched_epoch, current_leader_epoch, view.leader_epoch)
+        request = FetchRequest(
+            view.leader,
+            self.log.leo,
+            last_fetched_epoch,
+            current_leader_epoch,
+            view.leader_epoch,
+            self.partition.broker_epoch,
+        )
         msg = self.rt.network.send(self.broker_id, view.leader, request)
         self.rt.events.emit(
             FetchSent(

@@ -50,6 +50,8 @@ class FetchRequest(Payload):
     last_fetched_epoch: int
     current_leader_epoch: int
     follower_epoch: int
+    broker_epoch: int = 0
+    """The follower's broker epoch (KIP-903 ReplicaState.brokerEpoch; advances only with ELR)."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,9 @@ class AlterPartitionRequest(Payload):
     leader_epoch: int
     partition_epoch: int
     isr: tuple[int, ...]
+    broker_epochs: tuple[int, ...] = ()
+    """AlterPartition v3 NewIsrWithEpochs (KIP-903): each member's broker epoch as the leader last
+    saw it, aligned with ``isr``; sent only with ELR (the Kafka 4.x rung)."""
 
 
 @dataclass(frozen=True)

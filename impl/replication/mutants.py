@@ -111,6 +111,29 @@ DELAYED_FETCH_SURVIVES_LEADER_CHANGE = _TABLE.add(
     config=_DELAYED,
 )
 
+_ELR: dict[str, int | bool] = {"eligible_leader_replicas_version": 1}
+"""What the ELR mutants need: the KIP-966 rung (docs/elr.md)."""
+
+ELECT_FENCED_LAST_KNOWN_LEADER = _TABLE.add(
+    "elect-fenced-last-known-leader",
+    "With ISR and ELR empty the controller elects the last known leader even while that broker is "
+    "fenced: KAFKA-19522 (fixed in 4.1.1 / 4.2.0), where PartitionChangeBuilder."
+    "canElectLastKnownLeader did not check that the last known leader was unfenced, so a partition "
+    "could get a leader that was shut down and stay unavailable. Symptom: a fenced leader "
+    "(LeaderUnfenced, KIP-841; the judge sees the election differ first).",
+    config=_ELR,
+)
+
+UNCLEAN_SHUTDOWN_KEEPS_ELR = _TABLE.add(
+    "unclean-shutdown-keeps-elr",
+    "A broker that registers after an unclean shutdown (no clean-shutdown broker epoch) stays in "
+    "the ELR (and the ISR): the hole KAFKA-15586 closed with ReplicationControlManager."
+    "handleBrokerUncleanShutdown (4.0). Symptom: a replica that lost unflushed records in a crash "
+    "is elected from the ELR as if it held every committed record (ElrDurability; the judge sees "
+    "the election differ first).",
+    config=_ELR,
+)
+
 MUTANTS: dict[str, str] = _TABLE.descriptions
 """Name → description, in the order the gate's self-check runs them."""
 

@@ -36,6 +36,8 @@ class RemoteReplica:
     last_caught_up_ms: int | None = None
     last_fetch_leader_leo: int = -1
     last_fetch_ms: int | None = None
+    broker_epoch: int = 0
+    """The broker epoch of the follower's last successful fetch (KIP-903)."""
 
     def is_caught_up(self, leader_leo: int, now_ms: int, lag_ms: int) -> bool:
         """ReplicaState.isCaughtUp: same LEO as the leader, or caught up within the lag time."""
@@ -43,8 +45,9 @@ class RemoteReplica:
             return True
         return self.last_caught_up_ms is not None and now_ms - self.last_caught_up_ms <= lag_ms
 
-    def record_fetch(self, fetch_offset: int, leader_leo: int, now_ms: int) -> None:
-        """Replica.updateFetchStateOrThrow (kafka-facts §3.1)."""
+    def record_fetch(self, fetch_offset: int, leader_leo: int, now_ms: int, broker_epoch: int = 0) -> None:
+        """Replica.updateFetchStateOrThrow (kafka-facts §3.1), with the fetching broker's epoch."""
+        self.broker_epoch = broker_epoch
         if fetch_offset >= leader_leo:
             self.last_caught_up_ms = _latest(self.last_caught_up_ms, now_ms)
         elif fetch_offset >= self.last_fetch_leader_leo and self.last_fetch_ms is not None:
@@ -78,8 +81,10 @@ class LeaderState:
 class Partition:
     """The partition as one broker holds it."""
 
-    def __init__(self, broker_id: int, rt: Runtime, log: ReplicaLog) -> None:
+    def __init__(self, broker_id: int, rt: Runtime, log: ReplicaLog, broker_epoch: int = 0) -> None:
         self.broker_id = broker_id
+        self.broker_epoch = broker_epoch
+        """This incarnation's broker epoch (KIP-903): +1 at every restart with ELR."""
         self.rt = rt
         self.log = log
         self.view = PartitionView()
@@ -181,10 +186,20 @@ class Partition:
                 candidate = min(candidate, remote.leo)
         return self.log.advance_hw(candidate)
 
-    def update_follower_fetch_state(self, follower: int, fetch_offset: int) -> None:
-        """A successful follower fetch from ``fetch_offset``: follower LEO and caught-up time."""
+    def update_follower_fetch_state(self, follower: int, fetch_offset: int, broker_epoch: int = 0) -> None:
+        """A successful follower fetch from ``fetch_offset``: follower LEO, caught-up time and
+        the follower's broker epoch."""
         assert self.leading is not None
-        self.leading.remotes[follower].record_fetch(fetch_offset, self.log.leo, self.rt.now_ms)
+        self.leading.remotes[follower].record_fetch(fetch_offset, self.log.leo, self.rt.now_ms, broker_epoch)
+
+    def seen_broker_epochs(self, isr: tuple[int, ...]) -> tuple[int, ...]:
+        """The broker epochs an AlterPartition carries for ``isr`` (KIP-903): the leader's own and,
+        for each follower, that of its last fetch; empty without ELR."""
+        if not self.rt.config.elr:
+            return ()
+        assert self.leading is not None
+        remotes = self.leading.remotes
+        return tuple(self.broker_epoch if b == self.broker_id else remotes[b].broker_epoch for b in isr)
 
     # ------------------------------------------------------------------------------------ ISR
 
