@@ -10,10 +10,15 @@ from kconform.model import invariants
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import REPLICATION, replication_from_json
 
-GATE_CONFIG = ReplicationConfig(replica_fetch_wait_max_ms=500, fetch_max_wait_ms=500, fetch_min_bytes=2)
+GATE_CONFIG = ReplicationConfig(
+    replica_fetch_wait_max_ms=500, fetch_max_wait_ms=500, fetch_min_bytes=2, eligible_leader_replicas_version=1
+)
 """The configuration ``--slice all`` gates: the suite's defaults with Kafka's default fetch waits
 (replica.fetch.wait.max.ms and fetch.max.wait.ms 500 ms), so followers and consumers wait in the
-purgatory (DelayedFetch); consumers draw fetch.min.bytes 1 or 2."""
+purgatory (DelayedFetch); consumers draw fetch.min.bytes 1 or 2. On the top rung, with KIP-966
+Eligible Leader Replicas (eligible.leader.replicas.version=1, on by default for new clusters since
+Kafka 4.1; docs/elr.md), so the ELR zoo scenarios run too. The rungs below are gated by
+``--slice replication`` (default configuration) and ``--set protocol=...``."""
 
 
 def describe(cfg: ReplicationConfig) -> str:
@@ -24,6 +29,8 @@ def describe(cfg: ReplicationConfig) -> str:
             f" replica.fetch.wait.max.ms={cfg.replica_fetch_wait_max_ms} fetch.max.wait.ms={cfg.fetch_max_wait_ms}"
             f" fetch.min.bytes<={cfg.fetch_min_bytes}"
         )
+    if cfg.elr:
+        out += f" eligible.leader.replicas.version={cfg.eligible_leader_replicas_version}"
     return out
 
 
