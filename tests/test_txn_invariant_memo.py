@@ -12,6 +12,7 @@ import pytest
 from kconform.conformance.judge import NON_CONFORMANCE
 from kconform.conformance.txn.lockstep import TxnJudge
 from kconform.impl.mutants import mutants_of
+from kconform.model import guarantees
 from kconform.model import txn_graph as G
 from kconform.model import txn_invariants as I
 from kconform.model.txn_config import TxnConfig
@@ -85,3 +86,11 @@ def test_no_invariant_reads_the_clock(traces: list[Trace]) -> None:
     for event in events:
         judge.observe(event)
     assert clock_readers(record, I.INVARIANTS.values(), judge.state, cfg) == []
+
+
+def test_same_inputs_means_the_very_same_objects() -> None:
+    """guarantees.same_inputs: identity, element by element; an equal but distinct object is a change."""
+    a, b = frozenset({1}), (2, 3)
+    assert guarantees.same_inputs((a, b), (a, b))
+    assert not guarantees.same_inputs((a, b), (a, tuple([2, 3])))
+    assert not guarantees.same_inputs((a, b), (a,))
