@@ -26,6 +26,8 @@ class ReplicationConfig(ReplicationSettings):
             raise ConfigError(
                 f"min.insync.replicas={self.min_insync_replicas} must be between 1 and replicas={self.replicas}"
             )
+        if self.follower_fetching and not 0 <= self.client_rack < self.replicas:
+            raise ConfigError(f"client_rack={self.client_rack} must name one of the {self.replicas} brokers")
         if self.replica_fetch_wait_max_ms >= self.request_timeout_ms:
             raise ConfigError(
                 f"replica_fetch_wait_max_ms={self.replica_fetch_wait_max_ms} must be below "

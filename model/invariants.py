@@ -425,6 +425,70 @@ def elr_durability(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
                 )
 
 
+# The follower-fetching consumer (KIP-392; model.read_replica). Its deliveries also enter
+# ``Ghost.consumed`` with the serving broker's HW, so ConsumerReadsBelowHw and ConsumedRecordsStay
+# hold them to the same bar as a leader's: below the HW that served them, and committed.
+
+
+@_register(
+    "ReplicaReadBelowHw",
+    "KIP-392; Partition.fetchRecords reads a follower's local log with FetchIsolation.HIGH_WATERMARK",
+    lambda s: (s.ghost.reader.deliveries,),
+)
+def replica_read_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """The follower-fetching consumer only gets records below the HW of the broker that served
+    them, leader or preferred read replica (a follower's HW never passes its leader's HW at the
+    time the leader answered the follower)."""
+    for d in s.ghost.reader.deliveries:
+        if d.entry.offset >= d.served_hw:
+            where = "preferred read replica" if d.from_follower else "leader"
+            yield Violation(
+                "ReplicaReadBelowHw",
+                f"consumer got offset {d.entry.offset} from {where} {d.broker} with HW {d.served_hw}",
+            )
+
+
+@_register(
+    "ReaderNoSkipNoRepeat",
+    "KIP-392 (a switch between the leader and a preferred read replica keeps the position); FetchCollector",
+    lambda s: (s.ghost.reader.deliveries, s.ghost.reader.resets),
+)
+def reader_no_skip_no_repeat(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """Between position resets the follower-fetching consumer's deliveries are consecutive offsets,
+    whichever broker served each one: a switch between the leader and a preferred read replica
+    (either way, and on expiry) never skips nor repeats a record. After a reset they start at the
+    reset's position."""
+    starts = {n: to for (_b, _f, to, n) in s.ghost.reader.resets}
+    expected = 0
+    for i, d in enumerate(s.ghost.reader.deliveries):
+        expected = starts.get(i, expected)
+        if d.entry.offset != expected:
+            yield Violation(
+                "ReaderNoSkipNoRepeat",
+                f"delivery {i} is offset {d.entry.offset} from broker {d.broker}, expected offset {expected}",
+            )
+            return
+        expected += 1
+
+
+@_register(
+    "NoResetOnFollowerAnswer",
+    "KIP-392; KAFKA-8365 (FetchCollector.handleInitializeErrors: OFFSET_OUT_OF_RANGE from a preferred "
+    "read replica clears it; only the leader's resets the position)",
+    lambda s: (s.ghost.reader.resets,),
+)
+def no_reset_on_follower_answer(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """The follower-fetching consumer never resets its position because of an answer from a
+    preferred read replica: a lagging or truncated follower's OFFSET_OUT_OF_RANGE sends it back to
+    the leader, which alone decides whether the position is out of range."""
+    for broker, from_follower, to, _n in s.ghost.reader.resets:
+        if from_follower:
+            yield Violation(
+                "NoResetOnFollowerAnswer",
+                f"position reset to {to} on OFFSET_OUT_OF_RANGE from preferred read replica {broker}",
+            )
+
+
 def check_state(
     s: State, cfg: ReplicationConfig, names: frozenset[str] | None = None, memo: Memo | None = None
 ) -> list[Violation]:

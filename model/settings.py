@@ -100,6 +100,17 @@ class ReplicationSettings:
     """The ``eligible.leader.replicas.version`` feature level (KIP-966 part 1; Kafka 4.0 off by
     default, 4.1 on for new clusters): 1 makes the controller keep Eligible Leader Replicas
     (model.elr); 0, the suite's default, keeps every rung as it was before ELR existed."""
+    follower_fetching: bool = setting(False, None, "BOOLEAN", optional=True)
+    """KIP-392 follower fetching: the brokers run ``replica.selector.class`` =
+    RackAwareReplicaSelector and a second consumer with ``client.rack`` = the rack of broker
+    ``client_rack`` (every broker its own rack) reads from its preferred read replica (operation
+    ``consume_replica``; model.read_replica). Off by default: runs recorded before it existed stay
+    identical."""
+    client_rack: int = setting(1, "client.rack", "INT", 0, 6, optional=True)
+    """The broker whose rack the follower-fetching consumer is in."""
+    metadata_max_age_ms: int = setting(5_000, "metadata.max.age.ms", "LONG", 1, optional=True)
+    """How long the follower-fetching consumer keeps a preferred read replica (Kafka's default
+    300000; the suite's 5 s, the reference clients' metadata refresh, so that runs see it expire)."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from kconform.model.config import ReplicationConfig
 from kconform.model.epochs import EpochCache
 from kconform.model.evolve import evolve
 from kconform.model.not_enabled import NotEnabled
+from kconform.model.reader import Reader, ReaderGhost
 from kconform.model.records import Entry
 
 FETCHING = "fetching"
@@ -184,6 +185,8 @@ class Ghost:
     overdue: tuple[str, ...] = ()
     """Parked operations a trigger made completable that were still parked when time moved on
     (read by DelayedTriggersHonoured)."""
+    reader: ReaderGhost = field(default_factory=ReaderGhost)
+    """The follower-fetching consumer's deliveries and resets (KIP-392; model.read_replica)."""
     deleted_to: int = 0
     """The furthest log start DeleteRecords or retention ever set on a replica: records below it
     may be gone from any log without a loss (NoCommittedDataLoss, ConsumedRecordsStay)."""
@@ -209,6 +212,9 @@ class State:
     unclean_shutdowns: frozenset[int] = frozenset()
     """Brokers that crashed since they last registered: their next registration is an unclean
     shutdown (KAFKA-15586: a broker not registering with its previous broker epoch); ELR only."""
+    reader: Reader = field(default_factory=Reader)
+    """The follower-fetching consumer (KIP-392; model.read_replica): unused unless the config's
+    ``follower_fetching``."""
     tracks_purgatory: bool = field(default=False, compare=False)
     """Whether completion obligations and deadlines are judged (``Replica.due``, ``Ghost.overdue``;
     model.purgatory; PurgatoryDeadlines, DelayedTriggersHonoured): on for the lockstep judge of a

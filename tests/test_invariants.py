@@ -10,6 +10,7 @@ import pytest
 from kconform.model import invariants as I
 from kconform.model import replication as R
 from kconform.model.config import ReplicationConfig
+from kconform.model.reader import Delivery, ReaderGhost
 from kconform.model.state import DelayedFetch, State
 from kconform.traces.events import Entry
 from tests.modelkit import booted, replicate
@@ -69,6 +70,14 @@ BAD_STATES: dict[str, Callable[[State], State]] = {
     "LeaderUnfenced": lambda s: replace(s, fenced=frozenset({0})),
     "LogStartBelowHw": lambda s: _set(s, 1, log_start=1, hw=0),
     "NoReadBelowLogStart": lambda s: replace(s, ghost=replace(s.ghost, consumed=((Entry(0, -1, -1), 1),))),
+    # the follower-fetching consumer (tests/test_read_replica_model.py has their near misses)
+    "ReplicaReadBelowHw": lambda s: replace(
+        s, ghost=replace(s.ghost, reader=ReaderGhost((Delivery(s.replicas[0].log[0], 1, True, 0),)))
+    ),
+    "ReaderNoSkipNoRepeat": lambda s: replace(
+        s, ghost=replace(s.ghost, reader=ReaderGhost((Delivery(s.replicas[0].log[0], 1, True, 1),) * 2))
+    ),
+    "NoResetOnFollowerAnswer": lambda s: replace(s, ghost=replace(s.ghost, reader=ReaderGhost((), ((1, True, 0, 0),)))),
 }
 BAD_CONFIGS: dict[str, ReplicationConfig] = {"ElrDurability": ReplicationConfig(eligible_leader_replicas_version=1)}
 """Invariants whose guarantee holds on one rung only (ELR: KIP-966); tests/test_elr.py has the other rungs."""
