@@ -23,7 +23,7 @@ Guarantees (the reader's, ``model.read_replica_invariants``):
 Modelled choices: every broker is its own rack and the consumer's ``client.rack`` is the rack of
 broker ``client_rack`` (RackAwareReplicaSelector: the leader when it is in the consumer's rack or
 no candidate is, else the most caught-up candidate of the rack); a candidate is an ISR follower
-(KAFKA-14372, 3.4) that is not fenced (KAFKA-15390, 3.6) and whose LEO as the leader last saw it
+(KAFKA-14372, 3.4) whose LEO as the leader last saw it
 reaches the fetch offset. The followers' log start offsets are not tracked by the leader in this
 model (RemoteReplica has none), so the log-start half of the candidate check is left out: in the
 slice a follower's log start only moves with the leader's. auto.offset.reset is ``earliest``: a
@@ -62,13 +62,14 @@ def select_read_replica(s: State, leader: int, fetch_offset: int, client_rack: i
     ``fetch_offset``, or NO_REPLICA (ReplicaManager.findPreferredReadReplica with
     RackAwareReplicaSelector; the leader itself is never sent out).
 
-    Candidates: ISR followers (KAFKA-14372) not fenced (KAFKA-15390) whose LEO as the leader knows
-    it is at least ``fetch_offset``; the consumer's rack holds at most one broker here, so the most
-    caught-up candidate of the rack is that broker."""
+    Candidates: ISR followers (KAFKA-14372) whose LEO as the leader knows it is at least
+    ``fetch_offset`` (KAFKA-15390's exclusion of fenced brokers reads the leader's metadata cache
+    of other brokers, which the slice does not model; a fenced broker leaves the ISR anyway);
+    the consumer's rack holds at most one broker here, so the most caught-up candidate of the rack is that broker."""
     r = s.replicas[leader]
     if client_rack == leader or not 0 <= client_rack < len(s.replicas):
         return NO_REPLICA
-    if client_rack not in r.isr or client_rack in s.fenced:
+    if client_rack not in r.isr:
         return NO_REPLICA
     if r.remotes[client_rack].leo < fetch_offset:
         return NO_REPLICA

@@ -48,8 +48,6 @@ def test_the_leader_only_names_isr_followers_that_have_the_offset() -> None:
     assert RR.select_read_replica(s, 0, 4, 1) == RR.NO_REPLICA  # LEO as the leader knows it is 3
     out_of_isr = s.with_replica(0, evolve(s.replica(0), isr=(0, 2)))  # KAFKA-14372
     assert RR.select_read_replica(out_of_isr, 0, 0, 1) == RR.NO_REPLICA
-    fenced = evolve(s, fenced=frozenset({1}))  # KAFKA-15390
-    assert RR.select_read_replica(fenced, 0, 0, 1) == RR.NO_REPLICA
 
 
 def test_a_follower_serves_below_its_own_hw_and_empty_above_it() -> None:

@@ -484,6 +484,53 @@ class ConsumerFetchHandled(Event):
 
 
 @dataclass(frozen=True)
+class ReplicaFetchSent(Event):
+    """The follower-fetching consumer (KIP-392; ``node`` is the broker it sends to) asks for
+    ``fetch_offset``, its position, with its cached leader epoch ``current_leader_epoch``: to its
+    preferred read replica while one is set and unexpired (``from_preferred``), else to the broker
+    its metadata names as leader (AbstractFetch.selectReadReplica)."""
+
+    kind: ClassVar[str] = "replica_fetch_sent"
+    msg: int
+    fetch_offset: int
+    current_leader_epoch: int
+    from_preferred: bool
+
+
+@dataclass(frozen=True)
+class ReplicaFetchHandled(Event):
+    """Broker ``node``, leader or follower, answered the follower-fetching consumer's Fetch
+    ``msg`` (Fetch v11+ with client metadata; model.read_replica.replica_fetch): KIP-320 epoch
+    check, then NOT_LEADER_OR_FOLLOWER if the broker does not know the partition; a leader whose
+    replica selector names a follower answers no records, its HW and ``preferred``; else
+    OFFSET_OUT_OF_RANGE outside [log start, LEO], or ``entries`` = log[fetchOffset:HW] of this
+    broker and its ``hw`` (-1 with an error other than OFFSET_OUT_OF_RANGE)."""
+
+    kind: ClassVar[str] = "replica_fetch_handled"
+    msg: int
+    fetch_offset: int
+    current_leader_epoch: int
+    error: int
+    entries: tuple[Entry, ...]
+    hw: int
+    preferred: int
+
+
+@dataclass(frozen=True)
+class ReplicaFetchApplied(Event):
+    """The follower-fetching consumer handled broker ``node``'s answer to its Fetch ``msg``
+    (FetchCollector; model.read_replica.apply_answer): its ``position`` and ``preferred`` read
+    replica after it, and ``reset_to``, the earliest offset an OFFSET_OUT_OF_RANGE reset would
+    go to (auto.offset.reset=earliest; ListOffsets is not modelled)."""
+
+    kind: ClassVar[str] = "replica_fetch_applied"
+    msg: int
+    position: int
+    preferred: int
+    reset_to: int
+
+
+@dataclass(frozen=True)
 class ConsumerFetchWaitHandled(Event):
     """Broker ``node`` handled consumer Fetch ``req`` with fetch.min.bytes ``min_bytes`` (counted in
     records) and fetch.max.wait.ms ``max_wait_ms`` (ReplicaManager.fetchMessages).
@@ -1101,6 +1148,9 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ConsumerFetchHandled,
         ConsumerFetchWaitHandled,
         ConsumerFetchCompleted,
+        ReplicaFetchSent,
+        ReplicaFetchHandled,
+        ReplicaFetchApplied,
         CoordinatorMoved,
         CoordinatorLoaded,
         InitProducerIdHandled,

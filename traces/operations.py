@@ -80,6 +80,15 @@ class RogueFetch(Operation):
 
 
 @dataclass(frozen=True)
+class ConsumeReplica(Operation):
+    """The follower-fetching consumer (KIP-392, config ``follower_fetching``) fetches from its
+    position at its preferred read replica, or at the leader when it has none; ignored when the
+    config has no follower fetching."""
+
+    kind: ClassVar[str] = "consume_replica"
+
+
+@dataclass(frozen=True)
 class ConsumeWait(Operation):
     """The read_uncommitted consumer fetches from ``offset`` with fetch.min.bytes ``min_bytes``
     (counted in records) and fetch.max.wait.ms ``max_wait_ms``: the broker may park the Fetch
@@ -511,6 +520,7 @@ OPERATION_TYPES: dict[str, type[Operation]] = {
         Consume,
         RogueFetch,
         ConsumeWait,
+        ConsumeReplica,
         Crash,
         Restart,
         Isolate,

@@ -47,6 +47,10 @@ def coverage_key(event: ev.Event) -> str:
         return f"{event.kind}:diverging"
     if isinstance(event, ev.ConsumerFetchWaitHandled) and event.parked:
         return f"{event.kind}:parked"
+    if isinstance(event, ev.ReplicaFetchHandled) and event.preferred >= 0:
+        return f"{event.kind}:preferred"
+    if isinstance(event, ev.ReplicaFetchSent):
+        return f"{event.kind}:{'preferred' if event.from_preferred else 'leader'}"
     return outcome_key(event)
 
 
@@ -105,7 +109,21 @@ DELAYED_REACHABLE: tuple[tuple[str, tuple[Protocol, ...], str], ...] = (
 search has no delayed fetches (its Fetch round trips are atomic). The follower's need
 replica.fetch.wait.max.ms > 0, the consumer's fetch.max.wait.ms > 0."""
 
-_FOLLOWER_KINDS = ("fetch_", "epoch_query_")
+FOLLOWER_FETCHING_REACHABLE: tuple[tuple[str, tuple[Protocol, ...], str], ...] = (
+    ("replica_fetch_sent:leader", _ANY_PROTOCOL, "the follower-fetching consumer asks the leader"),
+    ("replica_fetch_sent:preferred", _ANY_PROTOCOL, "it asks the preferred read replica the leader named"),
+    ("replica_fetch_handled:preferred", _ANY_PROTOCOL, "the leader names the follower of the consumer's rack"),
+    ("replica_fetch_handled:NONE", _ANY_PROTOCOL, "a leader or a follower serves records up to its own HW"),
+    ("replica_fetch_handled:OFFSET_OUT_OF_RANGE", _ANY_PROTOCOL, "a follower whose log is behind the position"),
+    ("replica_fetch_handled:NOT_LEADER_OR_FOLLOWER", _ANY_PROTOCOL, "a restarted broker before its metadata"),
+    ("replica_fetch_handled:FENCED_LEADER_EPOCH", _FENCED, "a broker in a newer epoch than the consumer's metadata"),
+    ("replica_fetch_handled:UNKNOWN_LEADER_EPOCH", _FENCED, "a follower behind the consumer's metadata"),
+    ("replica_fetch_applied", _ANY_PROTOCOL, "the consumer handles an answer"),
+)
+"""Keys reachable only with KIP-392 follower fetching (``ReplicationConfig.follower_fetching``)
+and a follower: the follower-fetching consumer is not a search action."""
+
+_FOLLOWER_KINDS = ("fetch_", "epoch_query_", "replica_fetch_")
 
 _cache: dict[ReplicationConfig, frozenset[str]] = {}
 
@@ -162,6 +180,8 @@ def reachable_keys(cfg: ReplicationConfig) -> frozenset[str]:
             for row in DELAYED_REACHABLE
             if (cfg.fetch_max_wait_ms > 0 if row[0].startswith("consumer") else cfg.replica_fetch_wait_max_ms > 0)
         )
+        if cfg.follower_fetching:
+            table += FOLLOWER_FETCHING_REACHABLE
         static = {
             k
             for k, rungs, _why in table

@@ -19,7 +19,7 @@ from typing import Any
 
 from kconform.conformance.judge import Finding, LockstepJudge, Mismatch, compare, compare_fields, own_request
 from kconform.conformance.replication import coverage
-from kconform.model import invariants, replication
+from kconform.model import invariants, read_replica, replication
 from kconform.model.config import ReplicationConfig
 from kconform.model.replication import (
     EpochAnswer,
@@ -73,6 +73,8 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         self._query_answers: dict[int, list[EpochAnswer]] = {}
         self._proposals: dict[int, tuple[int, PendingIsr]] = {}
         self._alter_answers: dict[int, list[tuple[int, tuple[int, ...], int]]] = {}
+        self._reader_sent: dict[int, tuple[int, bool, int]] = {}
+        self._reader_answers: dict[int, read_replica.ReplicaFetchOutcome] = {}
         self.handlers = {
             ev.BrokerFenced: self._broker_fenced,
             ev.BrokerUnfenced: self._broker_unfenced,
@@ -98,6 +100,9 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             ev.FetchCompleted: self._fetch_completed,
             ev.ConsumerFetchWaitHandled: self._consumer_fetch_wait_handled,
             ev.ConsumerFetchCompleted: self._consumer_fetch_completed,
+            ev.ReplicaFetchSent: self._replica_fetch_sent,
+            ev.ReplicaFetchHandled: self._replica_fetch_handled,
+            ev.ReplicaFetchApplied: self._replica_fetch_applied,
         }
 
     def unchanged(self, pre: State, post: State) -> bool:
@@ -198,6 +203,39 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         s, out = replication.consumer_fetch(self.state, self.cfg, e.node, e.fetch_offset, e.current_leader_epoch)
         self._after = s
         compare_fields(e, out, ("error", "entries", "hw"))
+        return s
+
+    # ------------------------------------------------------------------------------------------
+    # The follower-fetching consumer (KIP-392; model.read_replica)
+
+    def _replica_fetch_sent(self, e: ev.ReplicaFetchSent) -> State:
+        s = read_replica.send_fetch(self.state, e.node, e.from_preferred, e.fetch_offset)
+        self._reader_sent[e.msg] = (e.node, e.from_preferred, e.fetch_offset)
+        return s
+
+    def _replica_fetch_handled(self, e: ev.ReplicaFetchHandled) -> State:
+        sent = self._reader_sent.get(e.msg)
+        if sent is None or sent[0] != e.node or sent[2] != e.fetch_offset:
+            raise NotEnabled(
+                f"the follower-fetching consumer sent no Fetch {e.msg} at {e.fetch_offset} to broker {e.node}"
+            )
+        s, out = read_replica.handle_fetch(self.state, self.cfg, e.node, e.fetch_offset, e.current_leader_epoch)
+        self._after = s
+        compare_fields(e, out, ("error", "entries", "hw", "preferred"))
+        self._reader_answers[e.msg] = out
+        return s
+
+    def _replica_fetch_applied(self, e: ev.ReplicaFetchApplied) -> State:
+        sent, out = self._reader_sent.get(e.msg), self._reader_answers.get(e.msg)
+        if sent is None or out is None or sent[0] != e.node:
+            raise NotEnabled(f"broker {e.node} never answered the follower-fetching consumer's Fetch {e.msg}")
+        broker, from_preferred, fetch_offset = sent
+        s = read_replica.apply_fetch(self.state, self.cfg, broker, from_preferred, fetch_offset, out, e.reset_to)
+        self._after = s
+        compare(
+            {"position": e.position, "preferred": e.preferred},
+            {"position": s.reader.position, "preferred": s.reader.preferred},
+        )
         return s
 
     # ------------------------------------------------------------------------------------------

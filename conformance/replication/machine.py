@@ -79,6 +79,14 @@ def rules(base: type[SliceMachine], cfg: ReplicationConfig) -> type[SliceMachine
                 """A consumer Fetch with fetch.min.bytes / fetch.max.wait.ms (DelayedFetch)."""
                 self._do(ops.ConsumeWait(offset=offset, min_bytes=min_bytes, max_wait_ms=max_wait_ms))
 
+        if cfg.follower_fetching:  # drawn only then: seeded runs of other configs stay identical
+
+            @precondition(lambda self: "consume" in self.families)
+            @rule()
+            def consume_replica(self) -> None:
+                """The follower-fetching consumer fetches from its position (KIP-392)."""
+                self._do(ops.ConsumeReplica())
+
         @precondition(lambda self: "crash" in self.families)
         @rule(broker=brokers)
         def crash(self, broker: int) -> None:

@@ -230,6 +230,71 @@ def ELR_UNCLEAN_SHUTDOWN() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "read-replica-out-of-isr", min_replicas=2)
+def READ_REPLICA_OUT_OF_ISR() -> tuple[o.Operation, ...]:
+    """KIP-392 follower fetching, KAFKA-14372: the consumer in broker 1's rack reads through its
+    preferred read replica 1; broker 1 is cut off long enough to leave the ISR, and the leader
+    must then serve the consumer itself instead of naming the lagging follower again. Runs only
+    with ``follower_fetching``."""
+    return (
+        o.Run(1000),
+        o.Produce(1, 1),
+        o.Produce(2, 1),
+        o.Run(1000),
+        o.ConsumeReplica(),
+        o.Run(100),
+        o.ConsumeReplica(),
+        o.Run(100),
+        o.Isolate(1),
+        o.Produce(3, 1),
+        o.Run(20_000),
+        o.Run(20_000),
+        o.ConsumeReplica(),
+        o.Run(100),
+        o.ConsumeReplica(),
+        o.Run(100),
+        o.Heal(),
+        o.Run(3000),
+    )
+
+
+@declare(Scenario, "read-replica-truncated", min_replicas=2)
+def READ_REPLICA_TRUNCATED() -> tuple[o.Operation, ...]:
+    """KIP-392 follower fetching, KAFKA-8365: the consumer reads record 3 through its preferred
+    read replica 1, which then crashes with it unflushed (runs with log.flush.interval.ms above
+    the run's length) and restarts behind the consumer's position while the leader is cut off.
+    Its OFFSET_OUT_OF_RANGE must only send the consumer back to the leader, never reset the
+    position. Runs only with ``follower_fetching``."""
+    return (
+        o.Run(1000),
+        o.Produce(1, 1),
+        o.Produce(2, 1),
+        o.Run(1000),
+        o.ConsumeReplica(),
+        o.Run(100),
+        o.ConsumeReplica(),
+        o.Run(100),
+        o.Produce(3, 1),
+        o.Run(300),
+        o.ConsumeReplica(),
+        o.Run(100),
+        o.Crash(1),
+        o.Restart(1),
+        o.Isolate(0),
+        o.Run(200),
+        o.ConsumeReplica(),
+        o.Run(100),
+        o.ConsumeReplica(),
+        o.Run(100),
+        o.Heal(),
+        o.Run(3000),
+        o.ConsumeReplica(),
+        o.Run(100),
+        o.ConsumeReplica(),
+        o.Run(100),
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -240,6 +305,8 @@ SCENARIOS: dict[str, Scenario] = {
         DELAYED_FETCH,
         ELR_LAST_KNOWN_LEADER,
         ELR_UNCLEAN_SHUTDOWN,
+        READ_REPLICA_OUT_OF_ISR,
+        READ_REPLICA_TRUNCATED,
     )
 }
 
@@ -248,11 +315,13 @@ _ELR_ONLY = frozenset({"elr-last-known-leader", "elr-unclean-shutdown"})
 
 def zoo(cfg: ReplicationConfig) -> list[Scenario]:
     """The scenarios that apply to ``cfg`` (enough replicas; the delayed-fetch one only with waiting
-    consumer fetches; the ELR ones only on the ELR rung), in the order they run."""
+    consumer fetches; the ELR ones only on the ELR rung; the follower-fetching ones only with
+    ``follower_fetching``), in the order they run."""
     return [
         s
         for s in SCENARIOS.values()
         if cfg.replicas >= s.min_replicas
         and (s is not DELAYED_FETCH or cfg.fetch_max_wait_ms > 0)
         and (s.name not in _ELR_ONLY or cfg.elr)
+        and (s not in (READ_REPLICA_OUT_OF_ISR, READ_REPLICA_TRUNCATED) or cfg.follower_fetching)
     ]

@@ -11,14 +11,20 @@ from kconform.model.config import ReplicationConfig
 from kconform.model.configs import REPLICATION, replication_from_json
 
 GATE_CONFIG = ReplicationConfig(
-    replica_fetch_wait_max_ms=500, fetch_max_wait_ms=500, fetch_min_bytes=2, eligible_leader_replicas_version=1
+    replica_fetch_wait_max_ms=500,
+    fetch_max_wait_ms=500,
+    fetch_min_bytes=2,
+    eligible_leader_replicas_version=1,
+    follower_fetching=True,
 )
 """The configuration ``--slice all`` gates: the suite's defaults with Kafka's default fetch waits
 (replica.fetch.wait.max.ms and fetch.max.wait.ms 500 ms), so followers and consumers wait in the
 purgatory (DelayedFetch); consumers draw fetch.min.bytes 1 or 2. On the top rung, with KIP-966
 Eligible Leader Replicas (eligible.leader.replicas.version=1, on by default for new clusters since
 Kafka 4.1; docs/elr.md), so the ELR zoo scenarios run too. The rungs below are gated by
-``--slice replication`` (default configuration) and ``--set protocol=...``."""
+``--slice replication`` (default configuration) and ``--set protocol=...``.
+KIP-392 follower fetching is on, so the follower-fetching consumer (operation ``consume_replica``)
+and its zoo scenarios run too."""
 
 
 def describe(cfg: ReplicationConfig) -> str:
@@ -31,6 +37,8 @@ def describe(cfg: ReplicationConfig) -> str:
         )
     if cfg.elr:
         out += f" eligible.leader.replicas.version={cfg.eligible_leader_replicas_version}"
+    if cfg.follower_fetching:
+        out += f" follower-fetching client.rack=broker-{cfg.client_rack}"
     return out
 
 

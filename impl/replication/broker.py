@@ -34,6 +34,7 @@ from kconform.traces.events import (
     MetadataApplied,
     ProduceCompleted,
     ProduceHandled,
+    ReplicaFetchHandled,
 )
 
 from ..messages import Handlers, Message, handles
@@ -54,10 +55,15 @@ from .messages import (
     MetadataUpdate,
     ProduceRequest,
     ProduceResponse,
+    ReplicaFetchRequest,
+    ReplicaFetchResponse,
 )
 from .partition import Partition
 from .purgatory import DelayedFetch, DelayedProduce, Purgatory
 from .runtime import Runtime
+
+NO_REPLICA = -1
+"""No preferred read replica (FetchResponse preferred_read_replica = -1)."""
 
 
 class Broker(Handlers):
@@ -605,6 +611,52 @@ class Broker(Handlers):
         hw = self.log.hw
         bound = self.log.leo if delayed and self.rt.mutant(mutants.DELAYED_FETCH_READS_LEO) else hw
         return NONE, self.log.read(fetch_offset, bound), hw
+
+    @handles(ReplicaFetchRequest)
+    def _on_replica_fetch(self, msg: Message, req: ReplicaFetchRequest) -> None:
+        """ReplicaFetchHandled: a consumer Fetch with client metadata (KIP-392), which a follower
+        serves too (FetchParams.fetchOnlyLeader is false). A leader first runs its replica
+        selector (ReplicaManager.findPreferredReadReplica); when that names a follower the read is
+        skipped. Otherwise the read is bounded by this broker's own HW."""
+        error = self.partition.check_current_leader_epoch(req.current_leader_epoch)
+        view = self.partition.view
+        if error is None and (not self.registered or view.leader_epoch < 0):
+            error = NOT_LEADER_OR_FOLLOWER
+        entries: tuple[Entry, ...] = ()
+        hw, preferred = -1, NO_REPLICA
+        if error is None:
+            hw = self.log.hw
+            if self.partition.is_leader:
+                preferred = self._preferred_read_replica(req.fetch_offset)
+            if preferred == NO_REPLICA:
+                if not 0 <= req.fetch_offset <= self.log.leo:
+                    error = OFFSET_OUT_OF_RANGE
+                else:
+                    entries = self.log.read(req.fetch_offset, hw)
+        code = NONE if error is None else error
+        if code not in (NONE, OFFSET_OUT_OF_RANGE):
+            hw = -1
+        self.rt.events.emit(
+            ReplicaFetchHandled(
+                self.broker_id, msg.msg_id, req.fetch_offset, req.current_leader_epoch, code, entries, hw, preferred
+            )
+        )
+        response = ReplicaFetchResponse(msg.msg_id, req.fetch_offset, code, entries, hw, preferred)
+        self.rt.network.send(self.broker_id, msg.src, response)
+
+    def _preferred_read_replica(self, fetch_offset: int) -> int:
+        """RackAwareReplicaSelector over the candidates of findPreferredReadReplica: the broker of
+        the consumer's rack (``client_rack``; every broker is its own rack) when it is a follower
+        in the ISR (KAFKA-14372, 3.4) whose LEO as this leader knows it reaches ``fetch_offset``;
+        else none (the leader serves)."""
+        rack = self.rt.config.client_rack
+        leading = self.partition.leading
+        if leading is None or rack == self.broker_id or rack not in leading.remotes:
+            return NO_REPLICA
+        in_isr = rack in self.partition.view.isr or self.rt.mutant(mutants.READ_REPLICA_OUT_OF_ISR)
+        if not in_isr or leading.remotes[rack].leo < fetch_offset:
+            return NO_REPLICA
+        return rack
 
     @handles(ConsumerFetchRequest)
     def _on_consumer_fetch(self, msg: Message, req: ConsumerFetchRequest) -> None:

@@ -8,12 +8,27 @@ sends its cached leader epoch as currentLeaderEpoch from KIP-320 on.
 
 from __future__ import annotations
 
-from kconform.traces.events import NO_LEADER, NONE
+from kconform.traces.events import (
+    NO_LEADER,
+    NONE,
+    OFFSET_OUT_OF_RANGE,
+    UNKNOWN_LEADER_EPOCH,
+    ReplicaFetchApplied,
+    ReplicaFetchSent,
+)
 
 from ..messages import Message
 from ..network import CONSUMER_NODE, PRODUCER_NODE
+from . import mutants
 from .controller import Controller
-from .messages import ConsumerFetchRequest, ConsumerFetchResponse, ProduceRequest, ProduceResponse
+from .messages import (
+    ConsumerFetchRequest,
+    ConsumerFetchResponse,
+    ProduceRequest,
+    ProduceResponse,
+    ReplicaFetchRequest,
+    ReplicaFetchResponse,
+)
 from .runtime import Runtime
 
 CLIENT_METADATA_REFRESH_MS = 5_000
@@ -60,10 +75,53 @@ class Producer(_Client):
 
 
 class Consumer(_Client):
-    """Sends read_uncommitted Fetch requests from a given offset."""
+    """Sends read_uncommitted Fetch requests from a given offset. The same node also runs the
+    follower-fetching consumer (KIP-392, config ``follower_fetching``): ``position``, the
+    ``preferred`` read replica and its expiry, as SubscriptionState's TopicPartitionState keeps
+    them, one Fetch in flight at a time."""
 
     def __init__(self, rt: Runtime, controller: Controller) -> None:
         super().__init__(CONSUMER_NODE, rt, controller)
+        self.position = 0
+        self.preferred = -1
+        self.preferred_expires_ms = -1
+
+    def consume_replica(self) -> None:
+        """Operation ``consume_replica``: a Fetch from the position to the preferred read replica
+        while it is set and unexpired (an expired one is dropped), else to the cached leader
+        (AbstractFetch.selectReadReplica); nothing while no leader is known. Answers to an
+        older position are discarded, so Fetches in flight together cannot repeat a record."""
+        if self.preferred >= 0 and self.rt.now_ms > self.preferred_expires_ms:
+            self.preferred, self.preferred_expires_ms = -1, -1
+        from_preferred = self.preferred >= 0
+        target = self.preferred if from_preferred else self.leader
+        if target == NO_LEADER:
+            return
+        epoch = self.leader_epoch if self.rt.config.protocol.fenced else -1
+        msg_id = self.rt.network.send(self.node, target, ReplicaFetchRequest(self.position, epoch))
+        self.rt.events.emit(ReplicaFetchSent(target, msg_id, self.position, epoch, from_preferred))
+
+    def _on_replica_answer(self, msg: Message, answer: ReplicaFetchResponse) -> None:
+        """FetchCollector for the follower-fetching consumer: records move the position; a named
+        preferred replica is kept for metadata.max.age.ms; OFFSET_OUT_OF_RANGE clears the
+        preferred replica, or resets to the earliest offset when there was none (KAFKA-8365);
+        UNKNOWN_LEADER_EPOCH is only logged; other errors refresh metadata and clear it."""
+        reset_to = 0
+        if answer.fetch_offset == self.position:
+            if answer.error == NONE:
+                if answer.preferred >= 0 and answer.preferred != self.preferred:
+                    self.preferred = answer.preferred
+                    self.preferred_expires_ms = self.rt.now_ms + self.rt.config.metadata_max_age_ms
+                if answer.entries:
+                    self.position = answer.entries[-1].offset + 1
+            elif answer.error == OFFSET_OUT_OF_RANGE:
+                if self.preferred < 0 or self.rt.mutant(mutants.RESET_ON_FOLLOWER_OUT_OF_RANGE):
+                    self.position = reset_to
+                self.preferred, self.preferred_expires_ms = -1, -1
+            elif answer.error != UNKNOWN_LEADER_EPOCH:
+                self.preferred, self.preferred_expires_ms = -1, -1
+                self.refresh_metadata()
+        self.rt.events.emit(ReplicaFetchApplied(msg.src, answer.req, self.position, self.preferred, reset_to))
 
     def consume(self, offset: int) -> None:
         if self.leader == NO_LEADER:
@@ -89,6 +147,9 @@ class Consumer(_Client):
 
     def receive(self, msg: Message) -> None:
         payload = msg.payload
+        if isinstance(payload, ReplicaFetchResponse):
+            self._on_replica_answer(msg, payload)
+            return
         assert isinstance(payload, ConsumerFetchResponse), f"consumer got {type(payload).__name__}"
         if payload.error != NONE:
             self.refresh_metadata()

@@ -15,6 +15,7 @@ from kconform.model.config import ReplicationConfig
 from kconform.traces.events import Event
 from kconform.traces.operations import (
     Consume,
+    ConsumeReplica,
     ConsumeWait,
     Crash,
     Heal,
@@ -95,6 +96,9 @@ class SimulatedCluster(Simulation[Runtime]):
         elif isinstance(op, RogueFetch):
             if 0 <= op.broker < self.rt.config.replicas:
                 self.consumer.rogue_fetch(op.broker, op.offset, op.epoch_delta)
+        elif isinstance(op, ConsumeReplica):
+            if self.rt.config.follower_fetching:
+                self.consumer.consume_replica()
         elif isinstance(op, ConsumeWait):
             self.consumer.consume_wait(op.offset, op.min_bytes, op.max_wait_ms)
         elif isinstance(op, Crash):

@@ -136,3 +136,24 @@ class ConsumerFetchResponse(Payload):
     error: int
     entries: tuple[Entry, ...]
     hw: int
+
+
+@dataclass(frozen=True)
+class ReplicaFetchRequest(Payload):
+    """Follower-fetching consumer → any broker: a read_uncommitted Fetch with client metadata
+    (KIP-392: rack_id, so a follower serves it and the leader may name a preferred read replica)."""
+
+    fetch_offset: int
+    current_leader_epoch: int
+
+
+@dataclass(frozen=True)
+class ReplicaFetchResponse(Payload):
+    """Broker → follower-fetching consumer: the answer to Fetch ``req``."""
+
+    req: int
+    fetch_offset: int
+    error: int
+    entries: tuple[Entry, ...]
+    hw: int
+    preferred: int

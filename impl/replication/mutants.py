@@ -134,6 +134,31 @@ UNCLEAN_SHUTDOWN_KEEPS_ELR = _TABLE.add(
     config=_ELR,
 )
 
+_FOLLOWER_FETCHING: dict[str, int | bool] = {"follower_fetching": True}
+"""What the follower-fetching mutants need: the second consumer with client.rack."""
+
+READ_REPLICA_OUT_OF_ISR = _TABLE.add(
+    "read-replica-out-of-isr",
+    "The leader names as preferred read replica (KIP-392) a follower that is not in the ISR, as "
+    "ReplicaManager.findPreferredReadReplica did before KAFKA-14372 (apache/kafka#12877, 3.4): the "
+    "selector looked only at whether the follower's LEO reached the fetch offset. Symptom: a "
+    "lagging follower keeps serving the consumer, which falls behind the producers for as long as "
+    "the follower lags (each metadata.max.age.ms the leader picks it again).",
+    _FOLLOWER_FETCHING,
+)
+
+RESET_ON_FOLLOWER_OUT_OF_RANGE = _TABLE.add(
+    "reset-on-follower-out-of-range",
+    "The follower-fetching consumer treats OFFSET_OUT_OF_RANGE from its preferred read replica "
+    "like the leader's and resets its position (auto.offset.reset), as the first draft of KIP-392 "
+    "did (apache/kafka#6711; fixed in KAFKA-8365, apache/kafka#6731, 2.4: "
+    "FetchCollector.handleInitializeErrors clears the preferred replica and goes back to the "
+    "leader; sarama#1181 is the same bug in another client). Symptom: a follower whose log is "
+    "shorter than the consumer's position (it lost unflushed records in a crash) makes the "
+    "consumer re-read or skip records.",
+    {**_FOLLOWER_FETCHING, "flush_interval_ms": 60_000},
+)
+
 MUTANTS: dict[str, str] = _TABLE.descriptions
 """Name → description, in the order the gate's self-check runs them."""
 

@@ -1,0 +1,75 @@
+"""KIP-392 follower fetching in the replication slice: the zoo's two follower-fetching scenarios
+conform on the reference and catch their mutants (read-replica-out-of-isr after KAFKA-14372,
+reset-on-follower-out-of-range after KAFKA-8365); the gate's --slice all config runs the
+follower-fetching consumer; the coverage table has its keys only with follower fetching."""
+
+from __future__ import annotations
+
+import pytest
+
+from kconform.conformance.replication import coverage
+from kconform.conformance.replication.scenarios import SCENARIOS, run_scenario, zoo
+from kconform.conformance.replication.slice import GATE_CONFIG
+from kconform.impl.mutants import config_for
+from kconform.impl.replication import mutants
+from kconform.impl.replication.cluster import ReferenceCluster
+from kconform.model.config import ReplicationConfig
+from kconform.traces import events as ev
+
+CASES = {
+    "read-replica-out-of-isr": mutants.READ_REPLICA_OUT_OF_ISR,
+    "read-replica-truncated": mutants.RESET_ON_FOLLOWER_OUT_OF_RANGE,
+}
+
+
+def _run(scenario: str, mutant: str, planted: bool):  # type: ignore[no-untyped-def]
+    cfg = config_for(mutant, ReplicationConfig())
+    cluster = ReferenceCluster()
+    try:
+        return run_scenario(cluster, SCENARIOS[scenario], cfg, frozenset({mutant} if planted else ()))
+    finally:
+        cluster.close()
+
+
+@pytest.mark.parametrize("scenario", sorted(CASES))
+def test_the_scenario_conforms_on_the_reference(scenario: str) -> None:
+    run = _run(scenario, CASES[scenario], planted=False)
+    assert run.failure is None
+    kinds = [type(e) for step in run.steps for e in step.events]
+    assert ev.ReplicaFetchApplied in kinds
+
+
+def test_out_of_range_from_the_follower_sends_the_consumer_back_without_a_reset() -> None:
+    run = _run("read-replica-truncated", CASES["read-replica-truncated"], planted=False)
+    events = [e for step in run.steps for e in step.events]
+    oor = [e for e in events if isinstance(e, ev.ReplicaFetchHandled) and e.error == ev.OFFSET_OUT_OF_RANGE]
+    assert oor and all(e.node == 1 for e in oor)  # the truncated follower answered it
+    after = next(e for e in events if isinstance(e, ev.ReplicaFetchApplied) and e.msg == oor[0].msg)
+    assert after.preferred == -1 and after.position > 0  # back to the leader, position kept
+
+
+@pytest.mark.parametrize("scenario", sorted(CASES))
+def test_the_scenario_catches_its_mutant(scenario: str) -> None:
+    run = _run(scenario, CASES[scenario], planted=True)
+    assert run.failure is not None and run.failure.verdict == "non-conformance"
+    assert run.failure.name in ("replica_fetch_handled", "replica_fetch_applied")
+
+
+def test_the_scenarios_run_only_with_follower_fetching() -> None:
+    names = {s.name for s in zoo(ReplicationConfig())}
+    assert not names & set(CASES)
+    assert set(CASES) <= {s.name for s in zoo(GATE_CONFIG)}
+    assert GATE_CONFIG.follower_fetching
+
+
+def test_follower_fetching_keys_are_reachable_only_with_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """(The bounded search is stubbed out: it adds only keys of the search's actions.)"""
+    monkeypatch.setattr(coverage, "searched_keys", lambda cfg: frozenset())
+    monkeypatch.setattr(coverage, "_cache", {})
+    keys = {k for k, _rungs, _why in coverage.FOLLOWER_FETCHING_REACHABLE}
+    assert keys <= coverage.reachable_keys(ReplicationConfig(follower_fetching=True))
+    assert not keys & coverage.reachable_keys(ReplicationConfig())
+    assert (
+        coverage.coverage_key(ev.ReplicaFetchHandled(0, 1, 0, 0, ev.NONE, (), 2, 1))
+        == "replica_fetch_handled:preferred"
+    )
