@@ -44,6 +44,8 @@ def test_every_mutant_names_its_issue_and_symptom() -> None:
             "delayed-fetch-survives-leader-change",
             "elect-fenced-last-known-leader",
             "unclean-shutdown-keeps-elr",
+            "read-replica-out-of-isr",
+            "reset-on-follower-out-of-range",
         ]
     )
     for name, doc in MUTANTS.items():

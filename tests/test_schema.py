@@ -58,6 +58,7 @@ def test_every_field_becomes_one_column() -> None:
         "consumer_fetch_handled",
         "consumer_fetch_wait_handled",
         "consumer_fetch_completed",
+        "replica_fetch_handled",
     }
 
 

@@ -112,6 +112,9 @@ FIELD_RANGES: dict[str, Range] = {
     "aborted_counts": COUNT,
     "min_bytes": Range(-(2**31), INT32_MAX, "an int32 fetch.min.bytes (counted in records)"),
     "max_wait_ms": TIMEOUT_MS,
+    "preferred": Range(-1, INT32_MAX, "an int32 broker id (-1: no preferred read replica)"),
+    "position": OFFSET,
+    "reset_to": OFFSET,
 }
 """Event field → range (for an int list, of each element)."""
 
