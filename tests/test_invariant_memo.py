@@ -22,9 +22,13 @@ from kconform.traces.generate import Plan
 from tests.memokit import Trace, clock_readers, findings_agree, generated_traces, memo_agrees, reads
 from tests.test_invariants import BAD_STATES, _committed, _set
 
-PLANTED = tuple((m, 1) for m in mutants_of("replication") if not MUTANT_CONFIG.get(m, {}).get("follower_fetching"))
+_NEEDS_FEATURE = ("follower_fetching", "eligible_leader_replicas_version")
+PLANTED = tuple(
+    (m, 1) for m in mutants_of("replication") if not any(MUTANT_CONFIG.get(m, {}).get(k) for k in _NEEDS_FEATURE)
+)
 """Every replication mutant, one trace each: runs that break invariants, then go on being judged
-(but those of KIP-392 follower fetching: the corpus workload has no follower-fetching consumer)."""
+(but those that need a feature the corpora do not run: KIP-392 follower fetching, whose consumer
+the corpus workload does not drive, and the KIP-966 ELR rung)."""
 CONFIGS = (
     ReplicationConfig(),
     ReplicationConfig(unclean_leader_election=True, flush_interval_ms=1_000),
