@@ -29,7 +29,12 @@ import pytest
 from kconform.conformance.judge import NON_CONFORMANCE
 from kconform.conformance.replication import scenarios as rscen
 from kconform.conformance.runner import LockstepRun
-from kconform.conformance.txn.scenarios import ADVERSARIAL_END_TXN, ADVERSARIAL_PRODUCER, run_scenario
+from kconform.conformance.txn.scenarios import (
+    ADVERSARIAL_END_TXN,
+    ADVERSARIAL_PRODUCER,
+    REORDERED_VERIFICATION,
+    run_scenario,
+)
 from kconform.impl.replication.cluster import ReferenceCluster
 from kconform.impl.replication.partition import Partition
 from kconform.impl.txn import coordinator as txn_coordinator
@@ -446,3 +451,51 @@ def test_the_machines_rogue_add_partitions_and_init_producer_are_always_refused(
     assert ev.PRODUCER_FENCED in {e.error for e in inits}
     ended = [e for e in events if isinstance(e, ev.EndTxnHandled)]
     assert [e.error for e in ended] == [ev.NONE, ev.NONE]
+
+
+# Reordered KIP-890 verifications (zoo ``reordered-verification``) -------------------------------
+
+
+def _lowest_sequence_moves_up(self: Any, pid: int, epoch: int, base_seq: int, guard: int) -> int:
+    """start_verification with its same-epoch branch negated: a later, higher sequence replaces the
+    lowest one (the benchmark's ``start_verification:negate`` survivor)."""
+    entry = self.verifications.get(pid)
+    if entry is None:
+        self.verifications[pid] = txn_log.VerificationEntry(guard, base_seq, epoch)
+        return guard
+    if not (epoch == entry.epoch and base_seq < entry.lowest_seq):
+        entry.lowest_seq = base_seq
+    elif epoch > entry.epoch:
+        entry.epoch, entry.lowest_seq = epoch, base_seq
+    return int(entry.guard)
+
+
+def _verification_run(tv: int, in_order: bool = False) -> LockstepRun:
+    steps = REORDERED_VERIFICATION.ops
+    if in_order:  # the two verification answers applied in order: nothing to refuse
+        steps = tuple(ops.Settle(1) if isinstance(op, ops.Deliver) else op for op in steps)
+    scenario = type(REORDERED_VERIFICATION)("in-order" if in_order else "reordered", "", (), steps)
+    return run_scenario(TxnCluster(), scenario, TxnConfig(transaction_version=tv), frozenset())
+
+
+@pytest.mark.parametrize("tv", [0, 2])
+def test_a_batch_above_the_lowest_verifying_sequence_is_out_of_order(tv: int) -> None:
+    run = _verification_run(tv)
+    assert run.failure is None, run.failure
+    applied = [e for step in run.steps for e in step.events if isinstance(e, ev.VerifyApplied)]
+    # ProducerAppendInfo.checkSequence against VerificationStateEntry.lowestSequence: seq 1 first is
+    # OUT_OF_ORDER_SEQUENCE_NUMBER, then seq 0 is appended
+    assert [(e.outcome, e.error) for e in applied[:2]] == [("rejected", OOS), ("appended", ev.NONE)]
+    assert applied[0].req > applied[1].req
+
+
+@pytest.mark.parametrize("tv", [0, 2])
+def test_a_lowest_sequence_that_moves_up_is_caught_only_when_verifications_reorder(
+    tv: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(txn_log.TxnPartitionLog, "start_verification", _lowest_sequence_moves_up)
+    run = _verification_run(tv)
+    assert run.failure is not None
+    assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, "verify_applied"), run.failure
+    near_miss = _verification_run(tv, in_order=True)
+    assert near_miss.failure is None, near_miss.failure

@@ -230,6 +230,41 @@ def ADVERSARIAL_END_TXN() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "reordered-verification", mutants=())
+def REORDERED_VERIFICATION() -> tuple[o.Operation, ...]:
+    """Issue 17 (reordered retries): two pipelined transactional batches of a fresh producer on t-1
+    (sequences 0 and 1) both wait for KIP-890 verification, and the second one's verification is
+    answered first. VerificationStateEntry keeps the lowest sequence seen at the epoch
+    (maybeUpdateLowestSequenceAndEpoch), and ProducerAppendInfo.checkSequence refuses a batch
+    above it: sequence 1 is OUT_OF_ORDER_SEQUENCE_NUMBER (a later batch must not open the
+    transaction before an earlier one), then sequence 0 is appended. A broker that moves the
+    lowest sequence up (or resets it at the same epoch) appends sequence 1 first, on a partition
+    where the producer has no state (any first sequence is accepted then). The client's
+    transaction then fails (the out-of-order answer); a successor instance aborts it and commits
+    its own, which a read_committed consumer reads."""
+    return (
+        *_INIT,
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-1", 1),
+        o.Send(PRODUCER, "t-1", 1),
+        o.Settle(1),
+        o.Settle(1),
+        o.Settle(1),
+        o.Settle(1),
+        o.Deliver(1),
+        o.Deliver(1),
+        o.Settle(1000),
+        o.InitProducer(SUCCESSOR, TXN_ID),
+        o.Settle(1000),
+        o.Run(1000),
+        o.BeginTxn(SUCCESSOR),
+        o.Send(SUCCESSOR, "t-1", 1),
+        o.Settle(1000),
+        *_commit(SUCCESSOR),
+        *_read("t-1"),
+    )
+
+
 @declare(Scenario, "read-committed-during-open-txn", mutants=("lso-ignores-ongoing", "lso-off-by-one"))
 def READ_COMMITTED_DURING_OPEN_TXN() -> tuple[o.Operation, ...]:
     """Redpanda #3036 (KIP-98 last stable offset): a transaction has records on t-0 below the HW and is
@@ -462,6 +497,7 @@ SCENARIOS: dict[str, Scenario] = {
         DELAYED_FETCH_BEYOND_LSO,
         ADVERSARIAL_PRODUCER,
         ADVERSARIAL_END_TXN,
+        REORDERED_VERIFICATION,
         EPOCH_EXHAUSTION,
     )
 }
