@@ -230,12 +230,9 @@ def ELR_UNCLEAN_SHUTDOWN() -> tuple[o.Operation, ...]:
     )
 
 
-@declare(Scenario, "read-replica-out-of-isr", min_replicas=2)
-def READ_REPLICA_OUT_OF_ISR() -> tuple[o.Operation, ...]:
-    """KIP-392 follower fetching, KAFKA-14372: the consumer in broker 1's rack reads through its
-    preferred read replica 1; broker 1 is cut off long enough to leave the ISR, and the leader
-    must then serve the consumer itself instead of naming the lagging follower again. Runs only
-    with ``follower_fetching``."""
+def _read_through_follower() -> tuple[o.Operation, ...]:
+    """Two records committed, then the follower-fetching consumer asks the leader, which names
+    broker 1 (the consumer's rack), and reads both records there."""
     return (
         o.Run(1000),
         o.Produce(1, 1),
@@ -245,6 +242,17 @@ def READ_REPLICA_OUT_OF_ISR() -> tuple[o.Operation, ...]:
         o.Run(100),
         o.ConsumeReplica(),
         o.Run(100),
+    )
+
+
+@declare(Scenario, "read-replica-out-of-isr", min_replicas=2)
+def READ_REPLICA_OUT_OF_ISR() -> tuple[o.Operation, ...]:
+    """KIP-392 follower fetching, KAFKA-14372: the consumer in broker 1's rack reads through its
+    preferred read replica 1; broker 1 is cut off long enough to leave the ISR, and the leader
+    must then serve the consumer itself instead of naming the lagging follower again. Runs only
+    with ``follower_fetching``."""
+    return (
+        *_read_through_follower(),
         o.Isolate(1),
         o.Produce(3, 1),
         o.Run(20_000),
@@ -266,14 +274,7 @@ def READ_REPLICA_TRUNCATED() -> tuple[o.Operation, ...]:
     Its OFFSET_OUT_OF_RANGE must only send the consumer back to the leader, never reset the
     position. Runs only with ``follower_fetching``."""
     return (
-        o.Run(1000),
-        o.Produce(1, 1),
-        o.Produce(2, 1),
-        o.Run(1000),
-        o.ConsumeReplica(),
-        o.Run(100),
-        o.ConsumeReplica(),
-        o.Run(100),
+        *_read_through_follower(),
         o.Produce(3, 1),
         o.Run(300),
         o.ConsumeReplica(),
