@@ -176,7 +176,7 @@ def test_the_elr_scenarios_run_only_on_the_elr_rung() -> None:
     assert "elr-last-known-leader" not in {s.name for s in zoo(ReplicationConfig())}
 
 
-@pytest.mark.parametrize("scenario", ["elr-last-known-leader", "elr-unclean-shutdown"])
+@pytest.mark.parametrize("scenario", ["elr-last-known-leader", "elr-unclean-shutdown", "elr-stale-incarnation"])
 def test_the_reference_controller_conforms_on_the_elr_rung(scenario: str) -> None:
     run = _run(scenario, REF_ELR)
     assert run.failure is None
@@ -202,6 +202,7 @@ def test_the_reference_empties_the_isr_and_elects_the_last_known_leader() -> Non
     [
         ("elect-fenced-last-known-leader", "elr-last-known-leader"),
         ("unclean-shutdown-keeps-elr", "elr-unclean-shutdown"),
+        ("no-broker-epoch-check", "elr-stale-incarnation"),
     ],
 )
 def test_each_elr_mutant_is_caught_by_its_scenario(mutant: str, scenario: str) -> None:
@@ -210,7 +211,19 @@ def test_each_elr_mutant_is_caught_by_its_scenario(mutant: str, scenario: str) -
     assert M.MUTANT_CONFIG[mutant] == {"eligible_leader_replicas_version": 1}
     run = _run(scenario, REF_ELR, frozenset({mutant}))
     assert run.failure is not None and run.failure.verdict == "non-conformance"
-    assert run.failure.name.startswith("broker_unfenced")
+    expected = "alter_partition_handled" if mutant == "no-broker-epoch-check" else "broker_unfenced"
+    assert run.failure.name.startswith(expected)
+
+
+def test_the_stale_incarnation_scenario_reaches_the_kip_903_refusal() -> None:
+    """The clean run of elr-stale-incarnation: the expansion carrying broker 1's previous
+    incarnation is refused with INELIGIBLE_REPLICA (and judged conformant)."""
+    from kconform.traces.events import AlterPartitionHandled
+
+    run = _run("elr-stale-incarnation", REF_ELR)
+    assert run.failure is None
+    answers = [e for step in run.steps for e in step.events if isinstance(e, AlterPartitionHandled)]
+    assert any(e.error == INELIGIBLE_REPLICA for e in answers)
 
 
 def test_kip_903_the_reference_controller_refuses_a_stale_incarnation() -> None:

@@ -46,6 +46,7 @@ def test_every_mutant_names_its_issue_and_symptom() -> None:
             "unclean-shutdown-keeps-elr",
             "read-replica-out-of-isr",
             "reset-on-follower-out-of-range",
+            "no-broker-epoch-check",
         ]
     )
     for name, doc in MUTANTS.items():

@@ -6,7 +6,7 @@ configurations, alternating the order: the default, the default on the ELR rung
 (``eligible.leader.replicas.version=1``, docs/elr.md), the ``--slice all`` configuration
 (conformance/replication/slice.py ``GATE_CONFIG``) and the latter on the ELR rung. It prints the
 wall and CPU seconds of each child and the runs, steps and events the gate reports (the ELR
-configurations also run the two ELR zoo scenarios). Read the CPU columns on a shared machine.
+configurations also run the ELR zoo scenarios). Read the CPU columns on a shared machine.
 """
 
 from __future__ import annotations

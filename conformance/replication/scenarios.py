@@ -296,6 +296,30 @@ def READ_REPLICA_TRUNCATED() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "elr-stale-incarnation", min_replicas=3)
+def ELR_STALE_INCARNATION() -> tuple[o.Operation, ...]:
+    """KIP-903 (KAFKA-14139): follower 2 crashes and is fenced (ISR [0, 1]); follower 1 is cut off,
+    crashes and restarts while cut off (its registration waits for the heal, so it is still in
+    the ISR, with a new broker epoch); broker 2 restarts and catches up, and the leader proposes
+    ISR [0, 1, 2] carrying broker 1's epoch from its previous incarnation's fetches: the
+    controller must refuse it (INELIGIBLE_REPLICA). Runs only on the ELR rung."""
+    return (
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Run(1000),
+        o.Crash(2),
+        *_session_expiry(),
+        o.Isolate(1),
+        o.Crash(1),
+        o.Restart(1),
+        o.Restart(2),
+        o.Run(1000),
+        o.Run(1000),
+        o.Heal(),
+        o.Run(3000),
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -308,10 +332,11 @@ SCENARIOS: dict[str, Scenario] = {
         ELR_UNCLEAN_SHUTDOWN,
         READ_REPLICA_OUT_OF_ISR,
         READ_REPLICA_TRUNCATED,
+        ELR_STALE_INCARNATION,
     )
 }
 
-_ELR_ONLY = frozenset({"elr-last-known-leader", "elr-unclean-shutdown"})
+_ELR_ONLY = frozenset({"elr-last-known-leader", "elr-unclean-shutdown", "elr-stale-incarnation"})
 
 
 def zoo(cfg: ReplicationConfig) -> list[Scenario]:

@@ -279,8 +279,10 @@ class Controller:
             return INVALID_UPDATE_VERSION
         if any(b not in record.isr and b in self.fenced for b in req.isr):
             return INELIGIBLE_REPLICA
-        if self.rt.config.elr and any(
-            self.broker_epochs[b] != e for b, e in zip(req.isr, req.broker_epochs, strict=True)
+        if (
+            self.rt.config.elr
+            and not self.rt.mutant(mutants.NO_BROKER_EPOCH_CHECK)
+            and any(self.broker_epochs[b] != e for b, e in zip(req.isr, req.broker_epochs, strict=True))
         ):
             return INELIGIBLE_REPLICA  # KIP-903 (KAFKA-14139): fetch state of an older incarnation
         return NONE

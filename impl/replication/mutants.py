@@ -159,6 +159,16 @@ RESET_ON_FOLLOWER_OUT_OF_RANGE = _TABLE.add(
     {**_FOLLOWER_FETCHING, "flush_interval_ms": 60_000},
 )
 
+NO_BROKER_EPOCH_CHECK = _TABLE.add(
+    "no-broker-epoch-check",
+    "The controller ignores the broker epochs an AlterPartition carries (NewIsrWithEpochs): the "
+    "hole KIP-903 closed (KAFKA-14139, fixed in 3.5), where a leader's fetch state from a "
+    "replica's previous incarnation let a restarted replica, which may have lost unflushed records, "
+    "be (re)admitted to the ISR. Symptom: an ISR change carrying a stale incarnation is accepted "
+    "(the judge sees NONE where INELIGIBLE_REPLICA is due; ElrDurability behind it).",
+    config=_ELR,
+)
+
 MUTANTS: dict[str, str] = _TABLE.descriptions
 """Name → description, in the order the gate's self-check runs them."""
 
