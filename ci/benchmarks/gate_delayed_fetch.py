@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from kconform.conformance.replication.slice import GATE_CONFIG
@@ -63,15 +64,22 @@ def main(argv: list[str] | None = None) -> int:
         if args.slice == "replication"
         else {"TV2 (no waits)": TxnConfig(transaction_version=2), "gate (5000 ms waits)": dict(GATE_CONFIGS)["txn-tv2"]}
     )
+    side_by_side(configs, args.examples, args.rounds, args.seed)
+    return 0
+
+
+def side_by_side(configs: Mapping[str, ReplicationConfig | TxnConfig], examples: int, rounds: int, seed: int) -> None:
+    """Print machine and date, then one row per gate run: ``rounds`` rounds over ``configs``,
+    alternating the order."""
     print(f"{platform.machine()} {platform.python_version()} {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC")
     print(f"{'round':>5}  {'configuration':<20} {'wall s':>8} {'CPU s':>8}  figures")
-    for n in range(args.rounds):
-        order = list(configs.items()) if n % 2 == 0 else list(reversed(configs.items()))
+    for n in range(rounds):
+        items = list(configs.items())
+        order = items if n % 2 == 0 else items[::-1]
         for name, cfg in order:
             with tempfile.TemporaryDirectory() as tmp:
-                wall, cpu, figures = _gate(cfg, args.examples, args.seed, Path(tmp))
+                wall, cpu, figures = _gate(cfg, examples, seed, Path(tmp))
             print(f"{n + 1:>5}  {name:<20} {wall:>8.1f} {cpu:>8.1f}  {figures}", flush=True)
-    return 0
 
 
 if __name__ == "__main__":

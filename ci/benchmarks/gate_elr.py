@@ -4,7 +4,7 @@ Run: ``python -m kconform.ci.benchmarks.gate_elr [--examples 200] [--rounds 2] [
 round runs ``kconform gate --slice replication`` on the reference in child processes with four
 configurations, alternating the order: the default, the default on the ELR rung
 (``eligible.leader.replicas.version=1``, docs/elr.md), the ``--slice all`` configuration
-(conformance/replication/slice.py ``GATE_CONFIG``) and the latter on the ELR rung. It prints the
+(conformance/replication/slice.py ``GATE_CONFIG``, which is on the ELR rung) and the latter without ELR. It prints the
 wall and CPU seconds of each child and the runs, steps and events the gate reports (the ELR
 configurations also run the ELR zoo scenarios). Read the CPU columns on a shared machine.
 """
@@ -12,14 +12,10 @@ configurations also run the ELR zoo scenarios). Read the CPU columns on a shared
 from __future__ import annotations
 
 import argparse
-import platform
 import sys
-import tempfile
-import time
 from dataclasses import replace
-from pathlib import Path
 
-from kconform.ci.benchmarks.gate_delayed_fetch import _gate
+from kconform.ci.benchmarks.gate_delayed_fetch import side_by_side
 from kconform.conformance.replication.slice import GATE_CONFIG
 from kconform.model.config import ReplicationConfig
 
@@ -34,17 +30,10 @@ def main(argv: list[str] | None = None) -> int:
     configs = {
         "default": plain,
         "default + ELR": replace(plain, eligible_leader_replicas_version=1),
+        "--slice all's - ELR": replace(GATE_CONFIG, eligible_leader_replicas_version=0),
         "--slice all's": GATE_CONFIG,
-        "--slice all's + ELR": replace(GATE_CONFIG, eligible_leader_replicas_version=1),
     }
-    print(f"{platform.machine()} {platform.python_version()} {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC")
-    print(f"{'round':>5}  {'configuration':<20} {'wall s':>8} {'CPU s':>8}  figures")
-    for n in range(args.rounds):
-        order = list(configs.items()) if n % 2 == 0 else list(reversed(configs.items()))
-        for name, cfg in order:
-            with tempfile.TemporaryDirectory() as tmp:
-                wall, cpu, figures = _gate(cfg, args.examples, args.seed, Path(tmp))
-            print(f"{n + 1:>5}  {name:<20} {wall:>8.1f} {cpu:>8.1f}  {figures}", flush=True)
+    side_by_side(configs, args.examples, args.rounds, args.seed)
     return 0
 
 

@@ -180,6 +180,12 @@ def _session_expiry() -> tuple[o.Operation, ...]:
     return (o.Run(3000), o.Run(3000), o.Run(3000), o.Run(3000))
 
 
+def _followers_fenced() -> tuple[o.Operation, ...]:
+    """The ELR scenarios' opening: record 1 written with acks=all, then followers 1 and 2 crash
+    and are fenced, so the ISR is [0] and the ELR [2]."""
+    return (o.Run(1000), o.Produce(1, -1), o.Run(1000), o.Crash(1), o.Crash(2), *_session_expiry())
+
+
 @declare(Scenario, "elr-last-known-leader", min_replicas=3)
 def ELR_LAST_KNOWN_LEADER() -> tuple[o.Operation, ...]:
     """KAFKA-19522 (KIP-966): followers 1 and 2 crash and are fenced (ISR [0], ELR [2]); they
@@ -189,12 +195,7 @@ def ELR_LAST_KNOWN_LEADER() -> tuple[o.Operation, ...]:
     last known leader may be elected only once it is unfenced (canElectLastKnownLeader). Runs only
     on the ELR rung."""
     return (
-        o.Run(1000),
-        o.Produce(1, -1),
-        o.Run(1000),
-        o.Crash(1),
-        o.Crash(2),
-        *_session_expiry(),
+        *_followers_fenced(),
         o.Restart(1),
         o.Restart(2),
         o.Crash(0),
@@ -214,12 +215,7 @@ def ELR_UNCLEAN_SHUTDOWN() -> tuple[o.Operation, ...]:
     may be elected until 0 returns; a controller that kept 2 in the ELR elects it. Runs only on
     the ELR rung."""
     return (
-        o.Run(1000),
-        o.Produce(1, -1),
-        o.Run(1000),
-        o.Crash(1),
-        o.Crash(2),
-        *_session_expiry(),
+        *_followers_fenced(),
         o.Restart(2),
         o.Crash(0),
         *_session_expiry(),
