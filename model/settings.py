@@ -111,6 +111,11 @@ class ReplicationSettings:
     metadata_max_age_ms: int = setting(5_000, "metadata.max.age.ms", "LONG", 1, optional=True)
     """How long the follower-fetching consumer keeps a preferred read replica (Kafka's default
     300000; the suite's 5 s, the reference clients' metadata refresh, so that runs see it expire)."""
+    log_start_moves: bool = setting(False, None, "BOOLEAN", optional=True)
+    """The suite's own knob: whether the state machine draws DeleteRecords (KIP-107, the admin
+    client's ``deleteRecords``) and retention (``log.retention.ms`` / ``log.retention.bytes``
+    deleting old segments) that move log start offsets (model.log_start). False, the default,
+    draws neither, so every seeded run recorded before it existed stays identical."""
 
 
 @dataclass(frozen=True)

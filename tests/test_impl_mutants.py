@@ -47,6 +47,8 @@ def test_every_mutant_names_its_issue_and_symptom() -> None:
             "read-replica-out-of-isr",
             "reset-on-follower-out-of-range",
             "no-broker-epoch-check",
+            "kafka-5634-retention-past-hw",
+            "kafka-9491-start-at-keeps-hw",
         ]
     )
     for name, doc in MUTANTS.items():

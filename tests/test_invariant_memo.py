@@ -22,7 +22,7 @@ from kconform.traces.generate import Plan
 from tests.memokit import Trace, clock_readers, findings_agree, generated_traces, memo_agrees, reads
 from tests.test_invariants import BAD_STATES, _committed, _set
 
-_NEEDS_FEATURE = ("follower_fetching", "eligible_leader_replicas_version")
+_NEEDS_FEATURE = ("follower_fetching", "eligible_leader_replicas_version", "log_start_moves")
 PLANTED = tuple(
     (m, 1) for m in mutants_of("replication") if not any(MUTANT_CONFIG.get(m, {}).get(k) for k in _NEEDS_FEATURE)
 )
@@ -41,7 +41,9 @@ def traces(tmp_path_factory: pytest.TempPathFactory) -> list[Trace]:
     out: list[Trace] = []
     for i, cfg in enumerate(CONFIGS):
         root = tmp_path_factory.mktemp("memo") / f"c{i}"
-        plan = Plan(events=12_000, seed=11 + i, trace_events=1_000, config=cfg, plant=PLANTED)
+        plan = Plan(
+            events=max(12_000, 1_000 * len(PLANTED)), seed=11 + i, trace_events=1_000, config=cfg, plant=PLANTED
+        )
         out += generated_traces(root, plan, ReplicationConfig)
     return out
 

@@ -311,7 +311,8 @@ class FetchHandled(Event):
     """Leader ``node`` answered Fetch ``msg`` from ``follower``.
 
     Checks in order: currentLeaderEpoch (≥0) vs local epoch → FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH;
-    not leader → NOT_LEADER_OR_FOLLOWER; diverging-epoch check on lastFetchedEpoch (≥0):
+    not leader → NOT_LEADER_OR_FOLLOWER; fetchOffset below the log start → OFFSET_OUT_OF_RANGE
+    (KIP-107); diverging-epoch check on lastFetchedEpoch (≥0):
     endOffsetFor undefined → OFFSET_OUT_OF_RANGE, else if endEpoch < lastFetchedEpoch or
     endOffset < fetchOffset → ``diverging_epoch``/``diverging_end_offset`` set, no records, follower
     state untouched; fetchOffset > LEO → OFFSET_OUT_OF_RANGE. Else ``entries`` = log[fetchOffset:LEO],
@@ -338,8 +339,13 @@ class FetchApplied(Event):
 
     "ignored" if it no longer follows that leader in that epoch or its LEO moved; with a diverging
     epoch it truncates (kafka-facts §3.8) without appending; with records it appends them and sets
-    HW = min(leader HW, LEO); OFFSET_OUT_OF_RANGE with leader LEO < own LEO truncates to the leader
-    LEO; other errors change nothing. ``truncated_to`` is -1 when it did not truncate.
+    HW = min(leader HW, LEO) and its log start to the leader's when later (within its HW);
+    OFFSET_OUT_OF_RANGE ("out_of_range") with leader LEO < own LEO truncates to the leader LEO,
+    with own LEO below the leader's log start restarts the log there (truncateFullyAndStartAt:
+    ``truncated_to`` and ``hw`` are that log start, KAFKA-9491), else fetches again; other errors
+    change nothing. ``truncated_to`` is -1 when it did not truncate. The leader's log start in
+    the answer is not an event field: the judge takes the model leader's, which DeleteRecordsHandled
+    and RetentionApplied keep equal to the implementation's (docs/protocol.md).
     """
 
     kind: ClassVar[str] = "fetch_applied"
@@ -426,6 +432,29 @@ class AlterPartitionApplied(Event):
     isr: tuple[int, ...]
     partition_epoch: int
     hw: int
+
+
+@dataclass(frozen=True)
+class DeleteRecordsHandled(Event):
+    """Broker ``node`` answered DeleteRecords for ``offset`` (-1: the HW) (Partition.deleteRecordsOnLeader,
+    KIP-107): NOT_LEADER_OR_FOLLOWER (``log_start`` -1) unless it leads; OFFSET_OUT_OF_RANGE for
+    an offset below 0 or past the HW (UnifiedLog.maybeIncrementLogStartOffset, KAFKA-5634);
+    else NONE, the log start moved to the offset when that is later. ``log_start`` is its log
+    start after (the answer's low watermark on the leader)."""
+
+    kind: ClassVar[str] = "delete_records_handled"
+    offset: int
+    error: int
+    log_start: int
+
+
+@dataclass(frozen=True)
+class RetentionApplied(Event):
+    """Broker ``node``'s retention moved its log start offset forward to ``log_start``, at most its
+    HW (UnifiedLog.deleteOldSegments; KAFKA-5634: never past the HW)."""
+
+    kind: ClassVar[str] = "retention_applied"
+    log_start: int
 
 
 @dataclass(frozen=True)
@@ -1184,6 +1213,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         LogStartAdvanced,
         LeadershipChanged,
         SessionCacheLost,
+        DeleteRecordsHandled,
+        RetentionApplied,
     )
 }
 

@@ -200,6 +200,26 @@ class MoveLeader(Operation):
 
 
 @dataclass(frozen=True)
+class DeleteRecordsAt(Operation):
+    """The admin client's DeleteRecords (KIP-107) reaches broker ``broker`` at once: delete the
+    partition's records below ``offset`` (-1: below the HW). Ignored when the broker is not running."""
+
+    kind: ClassVar[str] = "delete_records_at"
+    broker: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class Retention(Operation):
+    """Broker ``broker``'s retention (log.retention.ms / log.retention.bytes) deletes its records
+    below ``offset``: ignored unless that moves its log start forward and stays within its HW."""
+
+    kind: ClassVar[str] = "retention"
+    broker: int
+    offset: int
+
+
+@dataclass(frozen=True)
 class ModelAction(Operation):
     """One atomic action of the model-level search (model.actions), e.g. ``replicate(1)``.
 
@@ -533,6 +553,8 @@ OPERATION_TYPES: dict[str, type[Operation]] = {
         Settle,
         Run,
         MoveLeader,
+        DeleteRecordsAt,
+        Retention,
         ModelAction,
         InitProducer,
         BeginTxn,

@@ -208,6 +208,7 @@ def state_table(model: State, impl: dict[int, dict[str, Any]] | None) -> Table:
         ("epoch", "leader_epoch"),
         ("LEO", "leo"),
         ("HW", "hw"),
+        ("log start", "log_start"),
         ("ISR", "isr"),
     )
     table.add_column("broker", justify="right")
@@ -221,6 +222,7 @@ def state_table(model: State, impl: dict[int, dict[str, Any]] | None) -> Table:
             "leader_epoch": r.leader_epoch,
             "leo": r.leo,
             "hw": r.hw,
+            "log_start": r.log_start,
             "isr": list(r.isr),
         }
         cells = [str(b)]

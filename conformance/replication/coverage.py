@@ -109,6 +109,19 @@ DELAYED_REACHABLE: tuple[tuple[str, tuple[Protocol, ...], str], ...] = (
 search has no delayed fetches (its Fetch round trips are atomic). The follower's need
 replica.fetch.wait.max.ms > 0, the consumer's fetch.max.wait.ms > 0."""
 
+LOG_START_REACHABLE: tuple[tuple[str, tuple[Protocol, ...], str], ...] = (
+    ("delete_records_handled:NONE", _ANY_PROTOCOL, "DeleteRecords on the leader up to its HW (KIP-107)"),
+    ("delete_records_handled:OFFSET_OUT_OF_RANGE", _ANY_PROTOCOL, "DeleteRecords past the leader's HW"),
+    ("delete_records_handled:NOT_LEADER_OR_FOLLOWER", _ANY_PROTOCOL, "DeleteRecords sent to a follower"),
+    ("retention_applied", _ANY_PROTOCOL, "retention on any replica up to its own HW (KAFKA-5634)"),
+    ("fetch_handled:OFFSET_OUT_OF_RANGE", _ANY_PROTOCOL, "a follower fetching below the leader's log start"),
+    ("fetch_applied:out_of_range", _ANY_PROTOCOL, "a follower restarting at its leader's log start (KAFKA-9491)"),
+    ("consumer_fetch_handled:OFFSET_OUT_OF_RANGE", _ANY_PROTOCOL, "a consumer fetching below the log start"),
+)
+"""Keys reachable when log starts move (``ReplicationConfig.log_start_moves``): DeleteRecords and
+retention are not actions of the bounded search (model.actions), so their outcomes and the
+out-of-range fetches below a log start are listed here."""
+
 FOLLOWER_FETCHING_REACHABLE: tuple[tuple[str, tuple[Protocol, ...], str], ...] = (
     ("replica_fetch_sent:leader", _ANY_PROTOCOL, "the follower-fetching consumer asks the leader"),
     ("replica_fetch_sent:preferred", _ANY_PROTOCOL, "it asks the preferred read replica the leader named"),
@@ -171,14 +184,19 @@ def searched_keys(
 
 def reachable_keys(cfg: ReplicationConfig) -> frozenset[str]:
     """The keys the model can produce for ``cfg``: the bounded search's, plus STATIC_REACHABLE's
-    for its protocol rung. Cached per configuration (in memory)."""
+    for its protocol rung (and DELAYED_REACHABLE's, LOG_START_REACHABLE's when ``cfg`` has them).
+    Cached per configuration (in memory)."""
     key = search_config(cfg)
     found = _cache.get(cfg)
     if found is None:
-        table = STATIC_REACHABLE + tuple(
-            row
-            for row in DELAYED_REACHABLE
-            if (cfg.fetch_max_wait_ms > 0 if row[0].startswith("consumer") else cfg.replica_fetch_wait_max_ms > 0)
+        table = (
+            STATIC_REACHABLE
+            + tuple(
+                row
+                for row in DELAYED_REACHABLE
+                if (cfg.fetch_max_wait_ms > 0 if row[0].startswith("consumer") else cfg.replica_fetch_wait_max_ms > 0)
+            )
+            + (LOG_START_REACHABLE if cfg.log_start_moves else ())
         )
         if cfg.follower_fetching:
             table += FOLLOWER_FETCHING_REACHABLE
@@ -216,4 +234,12 @@ def _keys(events: Iterable[ev.Event]) -> Iterable[str]:
     return (coverage_key(e) for e in events)
 
 
-__all__ = ["REACH_BOUNDS", "STATIC_REACHABLE", "coverage_key", "reachable_keys", "search_config", "searched_keys"]
+__all__ = [
+    "LOG_START_REACHABLE",
+    "REACH_BOUNDS",
+    "STATIC_REACHABLE",
+    "coverage_key",
+    "reachable_keys",
+    "search_config",
+    "searched_keys",
+]

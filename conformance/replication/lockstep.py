@@ -37,9 +37,10 @@ def _sorted(isr: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _claimed_fetch_response(e: ev.FetchHandled | ev.FetchCompleted, model: FetchResponse) -> FetchResponse:
-    """The Fetch answer an event claims. The events carry no log start offset yet (the reference
-    never moves it: DeleteRecords and retention are model transitions only, issue 14 §2), so the
-    model's ``leader_log_start`` stands for it and is not judged."""
+    """The Fetch answer an event claims. The events carry no log start offset: the model's
+    ``leader_log_start`` stands for it. The leader's log start is judged where it moves
+    (DeleteRecordsHandled, RetentionApplied, the truncations FetchApplied reports), and a follower's
+    adoption of it by what the follower answers later (OFFSET_OUT_OF_RANGE below it)."""
     return FetchResponse(
         e.error,
         e.entries,
@@ -103,6 +104,8 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             ev.ReplicaFetchSent: self._replica_fetch_sent,
             ev.ReplicaFetchHandled: self._replica_fetch_handled,
             ev.ReplicaFetchApplied: self._replica_fetch_applied,
+            ev.DeleteRecordsHandled: self._delete_records_handled,
+            ev.RetentionApplied: lambda e: replication.retention(self.state, self.cfg, e.node, e.log_start),
         }
 
     def unchanged(self, pre: State, post: State) -> bool:
@@ -236,6 +239,15 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             {"position": e.position, "preferred": e.preferred},
             {"position": s.reader.position, "preferred": s.reader.preferred},
         )
+        return s
+
+    # ------------------------------------------------------------------------------------------
+    # Log start offset (KIP-107, model.log_start)
+
+    def _delete_records_handled(self, e: ev.DeleteRecordsHandled) -> State:
+        s, out = replication.delete_records(self.state, self.cfg, e.node, e.offset)
+        self._after = s
+        compare_fields(e, out, ("error", "log_start"))
         return s
 
     # ------------------------------------------------------------------------------------------

@@ -87,6 +87,19 @@ def rules(base: type[SliceMachine], cfg: ReplicationConfig) -> type[SliceMachine
                 """The follower-fetching consumer fetches from its position (KIP-392)."""
                 self._do(ops.ConsumeReplica())
 
+        if cfg.log_start_moves:  # drawn only then: seeded runs of other configs stay identical
+
+            @rule(broker=brokers, offset=st.integers(-1, 6))
+            def delete_records(self, broker: int, offset: int) -> None:
+                """The admin client's DeleteRecords (KIP-107) to any broker; -1 is the HW, past the HW
+                is refused (issue 14 §2)."""
+                self._do(ops.DeleteRecordsAt(broker, offset))
+
+            @rule(broker=brokers, offset=st.integers(1, 6))
+            def retention(self, broker: int, offset: int) -> None:
+                """Retention on one replica up to ``offset``: applied within its HW (KAFKA-5634)."""
+                self._do(ops.Retention(broker, offset))
+
         @precondition(lambda self: "crash" in self.families)
         @rule(broker=brokers)
         def crash(self, broker: int) -> None:

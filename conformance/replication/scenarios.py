@@ -316,6 +316,33 @@ def ELR_STALE_INCARNATION() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "restart-below-log-start", min_replicas=3)
+def RESTART_BELOW_LOG_START() -> tuple[o.Operation, ...]:
+    """KAFKA-9491 (and KAFKA-5634, KAFKA-2143, KAFKA-7414): broker 2 crashes empty; the leader
+    appends record 1 and retention asks to delete it before it is committed (nothing may go at or
+    past the HW, KAFKA-5634); broker 2 leaves the ISR after replica.lag.time.max.ms, brokers 0 and 1
+    commit two records and DeleteRecords (KIP-107) moves the leader's log start to its HW.
+    Restarted, broker 2 fetches from offset 0, below the leader's log start: OFFSET_OUT_OF_RANGE,
+    and it must empty its log and restart at the leader's log start with its HW there too
+    (truncateFullyAndStartAt), then copy the rest. Runs only with ``log_start_moves``."""
+    return (
+        o.Run(1000),
+        o.Crash(2),
+        o.Produce(1, 1),
+        o.DeliverTo(0),
+        o.Retention(0, 1),
+        o.Produce(2, 1),
+        o.Run(1000),
+        o.Run(31_000),
+        o.Run(1000),
+        o.DeleteRecordsAt(0, -1),
+        o.Restart(2),
+        o.Run(1000),
+        o.Produce(3, 1),
+        o.Run(3000),
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -329,6 +356,7 @@ SCENARIOS: dict[str, Scenario] = {
         READ_REPLICA_OUT_OF_ISR,
         READ_REPLICA_TRUNCATED,
         ELR_STALE_INCARNATION,
+        RESTART_BELOW_LOG_START,
     )
 }
 
@@ -338,7 +366,7 @@ _ELR_ONLY = frozenset({"elr-last-known-leader", "elr-unclean-shutdown", "elr-sta
 def zoo(cfg: ReplicationConfig) -> list[Scenario]:
     """The scenarios that apply to ``cfg`` (enough replicas; the delayed-fetch one only with waiting
     consumer fetches; the ELR ones only on the ELR rung; the follower-fetching ones only with
-    ``follower_fetching``), in the order they run."""
+    ``follower_fetching``; the log-start one only with ``log_start_moves``), in the order they run."""
     return [
         s
         for s in SCENARIOS.values()
@@ -346,4 +374,5 @@ def zoo(cfg: ReplicationConfig) -> list[Scenario]:
         and (s is not DELAYED_FETCH or cfg.fetch_max_wait_ms > 0)
         and (s.name not in _ELR_ONLY or cfg.elr)
         and (s not in (READ_REPLICA_OUT_OF_ISR, READ_REPLICA_TRUNCATED) or cfg.follower_fetching)
+        and (s is not RESTART_BELOW_LOG_START or cfg.log_start_moves)
     ]

@@ -16,6 +16,7 @@ GATE_CONFIG = ReplicationConfig(
     fetch_min_bytes=2,
     eligible_leader_replicas_version=1,
     follower_fetching=True,
+    log_start_moves=True,
 )
 """The configuration ``--slice all`` gates: the suite's defaults with Kafka's default fetch waits
 (replica.fetch.wait.max.ms and fetch.max.wait.ms 500 ms), so followers and consumers wait in the
@@ -24,7 +25,8 @@ Eligible Leader Replicas (eligible.leader.replicas.version=1, on by default for 
 Kafka 4.1; docs/elr.md), so the ELR zoo scenarios run too. The rungs below are gated by
 ``--slice replication`` (default configuration) and ``--set protocol=...``.
 KIP-392 follower fetching is on, so the follower-fetching consumer (operation ``consume_replica``)
-and its zoo scenarios run too."""
+and its zoo scenarios run too. DeleteRecords and retention move log starts (``log_start_moves``,
+issue 14 §2), so the log-start zoo scenario runs too."""
 
 
 def describe(cfg: ReplicationConfig) -> str:
@@ -39,6 +41,8 @@ def describe(cfg: ReplicationConfig) -> str:
         out += f" eligible.leader.replicas.version={cfg.eligible_leader_replicas_version}"
     if cfg.follower_fetching:
         out += f" follower-fetching client.rack=broker-{cfg.client_rack}"
+    if cfg.log_start_moves:
+        out += " log_start_moves"
     return out
 
 

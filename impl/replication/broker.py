@@ -25,6 +25,7 @@ from kconform.traces.events import (
     ConsumerFetchCompleted,
     ConsumerFetchHandled,
     ConsumerFetchWaitHandled,
+    DeleteRecordsHandled,
     Entry,
     EpochQueryHandled,
     FetchCompleted,
@@ -35,6 +36,7 @@ from kconform.traces.events import (
     ProduceCompleted,
     ProduceHandled,
     ReplicaFetchHandled,
+    RetentionApplied,
 )
 
 from ..messages import Handlers, Message, handles
@@ -144,6 +146,39 @@ class Broker(Handlers):
         self.rt.scheduler.schedule(
             self.rt.config.hw_checkpoint_interval_ms, self.broker_id, "hw-checkpoint", self._on_checkpoint
         )
+
+    # ------------------------------------------------------------------------------ log start
+
+    def delete_records(self, offset: int) -> None:
+        """DeleteRecordsHandled (ReplicaManager.deleteRecords → Partition.deleteRecordsOnLeader,
+        KIP-107): only the leader deletes; -1 means its HW; an offset below 0 or past the HW is
+        OFFSET_OUT_OF_RANGE (UnifiedLog.maybeIncrementLogStartOffset); else the log start moves
+        there when later. Followers learn it from their next Fetch answers. The answer's low
+        watermark is the leader's own log start (DelayedDeleteRecords is not simulated)."""
+        log = self.log
+        if not self.partition.is_leader:
+            self.rt.events.emit(DeleteRecordsHandled(self.broker_id, offset, NOT_LEADER_OR_FOLLOWER, -1))
+            return
+        target = log.hw if offset == -1 else offset
+        if not 0 <= target <= log.hw:
+            self.rt.events.emit(DeleteRecordsHandled(self.broker_id, offset, OFFSET_OUT_OF_RANGE, log.log_start))
+            return
+        log.increment_log_start(target)
+        self.rt.events.emit(DeleteRecordsHandled(self.broker_id, offset, NONE, log.log_start))
+
+    def retention(self, offset: int) -> None:
+        """RetentionApplied (UnifiedLog.deleteOldSegments by time or size on every replica): the
+        log start moves forward to ``offset``, never past this replica's own HW (KAFKA-5634); an
+        offset that would not move it, or past the HW, deletes nothing and reports nothing."""
+        log = self.log
+        past_hw = self.rt.mutant(mutants.RETENTION_PAST_HW)
+        bound = log.leo if past_hw else log.hw
+        if not log.log_start < offset <= bound:
+            return
+        if offset > log.hw:  # the mutant: Log.updateLogStartOffset raised the HW with it
+            log.hw = offset
+        log.increment_log_start(offset)
+        self.rt.events.emit(RetentionApplied(self.broker_id, log.log_start))
 
     # ------------------------------------------------------------------------------- dispatch
 
@@ -324,12 +359,15 @@ class Broker(Handlers):
     def _follower_read(self, req: FetchRequest) -> tuple[int, tuple[Entry, ...], int, int]:
         """Partition.fetchRecords / readRecords for a follower without touching its fetch state:
         (error, entries, diverging epoch, diverging end offset). Epoch check, leadership, diverging
-        epoch, offset range, then log[fetchOffset:LEO]."""
+        epoch (after the log start: a fetch below it is OFFSET_OUT_OF_RANGE), offset range, then
+        log[fetchOffset:LEO]."""
         partition = self.partition
         log = self.log
         error = partition.check_current_leader_epoch(req.current_leader_epoch)
         if error is None and not partition.is_leader:
             error = NOT_LEADER_OR_FOLLOWER
+        if error is None and req.fetch_offset < log.log_start:
+            error = OFFSET_OUT_OF_RANGE  # below the log start, before the diverging-epoch check (KIP-107)
         if error is None and req.last_fetched_epoch >= 0:
             end_epoch, end_offset = log.epochs.end_offset_for(req.last_fetched_epoch, log.leo)
             if end_epoch == -1:
@@ -425,6 +463,7 @@ class Broker(Handlers):
             req.leader,
             req.follower_epoch,
             req.fetch_offset,
+            self.log.log_start if self.partition.is_leader else -1,
         )
         self.rt.network.send(self.broker_id, follower, response)
 
@@ -600,11 +639,11 @@ class Broker(Handlers):
         self, fetch_offset: int, current_leader_epoch: int, delayed: bool = False
     ) -> tuple[int, tuple[Entry, ...], int]:
         """A read_uncommitted read (FetchIsolation.HIGH_WATERMARK): (error, entries, hw) after the
-        KIP-320 check, leadership and the offset range (kafka-facts §4)."""
+        KIP-320 check, leadership and the offset range [log start, LEO] (kafka-facts §4, KIP-107)."""
         error = self.partition.check_current_leader_epoch(current_leader_epoch)
         if error is None and not self.partition.is_leader:
             error = NOT_LEADER_OR_FOLLOWER
-        if error is None and not 0 <= fetch_offset <= self.log.leo:
+        if error is None and not self.log.log_start <= fetch_offset <= self.log.leo:
             error = OFFSET_OUT_OF_RANGE
         if error is not None:
             return error, (), self._error_hw()
@@ -629,7 +668,7 @@ class Broker(Handlers):
             if self.partition.is_leader:
                 preferred = self._preferred_read_replica(req.fetch_offset)
             if preferred == NO_REPLICA:
-                if not 0 <= req.fetch_offset <= self.log.leo:
+                if not self.log.log_start <= req.fetch_offset <= self.log.leo:
                     error = OFFSET_OUT_OF_RANGE
                 else:
                     entries = self.log.read(req.fetch_offset, hw)

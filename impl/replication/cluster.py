@@ -18,12 +18,14 @@ from kconform.traces.operations import (
     ConsumeReplica,
     ConsumeWait,
     Crash,
+    DeleteRecordsAt,
     Heal,
     Isolate,
     MoveLeader,
     Operation,
     Produce,
     Restart,
+    Retention,
     RogueFetch,
 )
 
@@ -113,6 +115,10 @@ class SimulatedCluster(Simulation[Runtime]):
         elif isinstance(op, MoveLeader):
             if self._is_broker(op.broker):
                 self.controller.move_leader(op.broker)
+        elif isinstance(op, DeleteRecordsAt | Retention):
+            if self._is_broker(op.broker) and self.brokers[op.broker].alive:
+                broker = self.brokers[op.broker]
+                (broker.delete_records if isinstance(op, DeleteRecordsAt) else broker.retention)(op.offset)
         else:
             return False
         return True
@@ -202,5 +208,6 @@ def _broker_view(b: Broker) -> dict[str, Any]:
         "leader_epoch": view.leader_epoch,
         "leo": b.log.leo,
         "hw": b.log.hw,
+        "log_start": b.log.log_start,
         "isr": list(view.isr),
     }

@@ -176,7 +176,9 @@ class ReplicaFetcher:
     # --------------------------------------------------------------------------- responses
 
     def on_fetch_response(self, resp: FetchResponse) -> None:
-        """FetchApplied (kafka-facts §3.2, §3.8): diverged / appended / out_of_range / error / ignored."""
+        """FetchApplied (kafka-facts §3.2, §3.8): diverged / appended / out_of_range / error / ignored.
+        After appending, the follower's HW is the leader's within its LEO and its log start the
+        leader's within that HW (ReplicaFetcherThread.processPartitionData)."""
         view = self.partition.view
         log = self.log
         if (
@@ -201,10 +203,11 @@ class ReplicaFetcher:
                 log.append(entry)
             appended = len(resp.entries)
             log.set_follower_hw(resp.hw)
+            if min(resp.leader_log_start, log.hw) > log.log_start:  # never past its own HW (KAFKA-5634)
+                log.increment_log_start(min(resp.leader_log_start, log.hw))
             outcome = "appended"
-        elif resp.error == OFFSET_OUT_OF_RANGE and resp.leader_leo < log.leo:
-            truncated_to = resp.leader_leo
-            log.truncate_to(truncated_to)
+        elif resp.error == OFFSET_OUT_OF_RANGE:
+            truncated_to = self._out_of_range(resp)
             outcome = "out_of_range"
         else:
             outcome = "error"
@@ -213,6 +216,26 @@ class ReplicaFetcher:
         # (AbstractFetcherThread backs off only after errors, replica.fetch.backoff.ms).
         waited = outcome == "appended" and self.rt.config.replica_fetch_wait_max_ms > 0
         self._next_after(resp.req, progressed=appended > 0 or truncated_to != -1 or waited)
+
+    def _out_of_range(self, resp: FetchResponse) -> int:
+        """AbstractFetcherThread.handleOutOfRangeError / fetchOffsetAndTruncate (never fatal since
+        KAFKA-7414): the offset it truncated or restarted at, -1 when it only fetches again.
+
+        A leader LEO below its own (an unclean leader) truncates there; an own LEO below the
+        leader's log start empties the log and restarts at it (truncateFullyAndStartAt, log start,
+        LEO and HW all there: KAFKA-9491); else it keeps its log and fetches again from its LEO,
+        max(leader log start, own LEO) (KAFKA-2143: not a full truncation)."""
+        log = self.log
+        if resp.leader_leo < log.leo:
+            log.truncate_to(resp.leader_leo)
+            return resp.leader_leo
+        if resp.leader_log_start > log.leo:
+            hw = log.hw
+            log.truncate_fully_and_start_at(resp.leader_log_start)
+            if self.rt.mutant(mutants.START_AT_KEEPS_HW):
+                log.hw = hw
+            return resp.leader_log_start
+        return -1
 
     def on_epoch_response(self, resp: EpochQueryResponse) -> None:
         """EpochQueryApplied (kafka-facts §3.8): truncated (→ fetching) / retry / error / ignored."""

@@ -1,15 +1,19 @@
 """A replica's log: entries, high watermark and leader-epoch cache, written through to its disk.
 
-Log start offset is always 0, so the entry at offset ``o`` is ``entries[o]``. Guarantees: offsets
-are contiguous; epochs in the log never decrease; the epoch cache follows LeaderEpochFileCache
-(kafka-facts §3.6); HW ≤ LEO at all times; what reaches the disk is decided here (every append
-when ``sync_appends``, else only at checkpoints; truncation and epoch-cache changes at once).
+The entry at offset ``o`` is ``entries[o]``; below the log start offset (DeleteRecords, retention,
+a follower restarted at its leader's log start) it is a placeholder of epoch -1
+(``model.log_start.deleted``) that is never read. Guarantees: offsets are contiguous; epochs of the
+records in the log never decrease; the epoch cache follows LeaderEpochFileCache (kafka-facts §3.6,
+truncateFromStart when the log start moves); log start ≤ HW ≤ LEO at all times (KAFKA-5634: the
+log start never passes the HW); what reaches the disk is decided here (every append when
+``sync_appends``, else only at checkpoints; truncation, log start and epoch-cache changes at once).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kconform.model.log_start import deleted
 from kconform.traces.events import Entry
 
 from .disk import Disk
@@ -107,17 +111,21 @@ class ReplicaLog:
     entries: list[Entry] = field(default_factory=list)
     hw: int = 0
     epochs: LeaderEpochCache = field(default_factory=LeaderEpochCache)
+    log_start: int = 0
+    """The first offset served (UnifiedLog.logStartOffset)."""
 
     def __post_init__(self) -> None:
         self.epochs.kafka_7415 = self.kafka_7415
 
     @staticmethod
     def recover(disk: Disk, sync_appends: bool, kafka_7415: bool = True) -> ReplicaLog:
-        """Reload after a restart: LEO = durable end, HW = min(HW checkpoint, LEO), epoch cache
-        truncated from the end at the LEO (BrokerRestarted docstring)."""
+        """Reload after a restart: LEO = durable end, log start = min(its checkpoint, LEO), HW =
+        min(HW checkpoint, LEO) but not below the log start (UnifiedLog.updateHighWatermark), epoch
+        cache truncated from the end at the LEO (BrokerRestarted docstring)."""
         log = ReplicaLog(disk, sync_appends, kafka_7415)
         log.entries = list(disk.entries)
-        log.hw = min(disk.hw_checkpoint, log.leo)
+        log.log_start = min(disk.log_start, log.leo)
+        log.hw = max(log.log_start, min(disk.hw_checkpoint, log.leo))
         log.epochs = LeaderEpochCache(disk.epochs, kafka_7415)
         log.epochs.truncate_from_end(log.leo)
         disk.write_epochs(log.epochs.snapshot())
@@ -129,7 +137,7 @@ class ReplicaLog:
 
     def read(self, start: int, end: int) -> tuple[Entry, ...]:
         """Entries in [start, end), empty when start ≥ end."""
-        assert start >= 0, f"read from negative offset {start}"
+        assert start >= self.log_start, f"read from {start} below the log start {self.log_start}"
         return tuple(self.entries[start:end])
 
     def append(self, entry: Entry) -> None:
@@ -148,7 +156,9 @@ class ReplicaLog:
         self.disk.write_epochs(self.epochs.snapshot())
 
     def truncate_to(self, offset: int) -> None:
-        """Truncate to ``offset`` (≤ LEO): log, epoch cache (truncateFromEnd) and HW = min(HW, LEO).
+        """Truncate to ``offset`` (≤ LEO): log, epoch cache (truncateFromEnd), HW = min(HW, LEO)
+        and log start = min(log start, ``offset``) (UnifiedLog.truncateTo: the one way a log start
+        moves back, the log is then empty).
 
         At ``offset == LEO`` only the epoch cache changes (an epoch assigned at the LEO with no
         records goes), as UnifiedLog.truncateTo does.
@@ -157,8 +167,38 @@ class ReplicaLog:
         del self.entries[offset:]
         self.epochs.truncate_from_end(offset)
         self.hw = min(self.hw, offset)
+        self.log_start = min(self.log_start, offset)
         self.disk.truncate(offset)
+        self.disk.log_start = self.log_start
         self.disk.write_epochs(self.epochs.snapshot())
+
+    def increment_log_start(self, offset: int) -> bool:
+        """UnifiedLog.maybeIncrementLogStartOffset: move the log start forward to ``offset`` (never
+        back; False when it is not later), the records below become placeholders, the epoch cache is
+        truncated from the start (LeaderEpochFileCache.truncateFromStart), durably. The caller
+        keeps ``offset`` ≤ HW (Kafka throws OffsetOutOfRangeException past it, KAFKA-5634)."""
+        assert offset <= self.hw, f"log start {offset} past the HW {self.hw}"
+        if offset <= self.log_start:
+            return False
+        for o in range(self.log_start, offset):
+            self.entries[o] = deleted(o)
+        self.log_start = offset
+        self.epochs.truncate_from_start(offset)
+        self.disk.delete_below(offset, self.entries)
+        self.disk.write_epochs(self.epochs.snapshot())
+        return True
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """UnifiedLog.truncateFullyAndStartAt (AbstractFetcherThread, a follower below its leader's
+        log start): the log is emptied and restarts at ``offset``: log start, LEO and HW all
+        ``offset`` (KAFKA-9491: the HW moves with the log start), the epoch cache cleared
+        (LeaderEpochFileCache.clearAndFlush)."""
+        self.entries = [deleted(o) for o in range(offset)]
+        self.log_start = offset
+        self.hw = offset
+        self.epochs = LeaderEpochCache((), self.kafka_7415)
+        self.disk.restart_at(offset, self.entries)
+        self.disk.write_epochs(())
 
     def advance_hw(self, candidate: int) -> bool:
         """Leader HW: only ever increases (UnifiedLog.maybeIncrementHighWatermark)."""
@@ -169,8 +209,9 @@ class ReplicaLog:
         return False
 
     def set_follower_hw(self, leader_hw: int) -> None:
-        """Follower HW = min(leader HW, own LEO); it may go down (kafka-facts §3.2)."""
-        self.hw = max(0, min(leader_hw, self.leo))
+        """Follower HW = min(leader HW, own LEO), not below the log start (UnifiedLog.updateHighWatermark);
+        it may go down (kafka-facts §3.2)."""
+        self.hw = max(self.log_start, min(leader_hw, self.leo))
 
     def checkpoint(self, flush: bool) -> None:
         """Periodic checkpoint: flush the log (when appends are not synced) and the HW."""

@@ -68,6 +68,8 @@ class FetchResponse(Payload):
     leader: int
     follower_epoch: int
     fetch_offset: int
+    leader_log_start: int
+    """The leader's log start offset (FetchResponse logStartOffset, KIP-107; -1 from a non-leader)."""
 
 
 @dataclass(frozen=True)

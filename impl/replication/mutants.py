@@ -169,6 +169,32 @@ NO_BROKER_EPOCH_CHECK = _TABLE.add(
     config=_ELR,
 )
 
+_LOG_START: dict[str, int | bool] = {"log_start_moves": True}
+"""What the log-start mutants need: a machine that draws DeleteRecords and retention."""
+
+RETENTION_PAST_HW = _TABLE.add(
+    "kafka-5634-retention-past-hw",
+    "Retention deletes records at or past the replica's high watermark (any segment below the "
+    'log end offset is deletable): the bug KAFKA-5634 (0.11.0.1, "Do not allow segment deletion '
+    'beyond high watermark") fixed in Log.deleteOldSegments, today UnifiedLog.deletableSegments '
+    "and maybeIncrementLogStartOffset's refusal of a log start above the HW. Symptom: a log start "
+    "past the HW (LogStartBelowHw), records deleted before they were committed, a follower whose "
+    "fetch offset the leader answers OFFSET_OUT_OF_RANGE; the judge sees the retention itself "
+    "first (the model allows none past the HW).",
+    config=_LOG_START,
+)
+
+START_AT_KEEPS_HW = _TABLE.add(
+    "kafka-9491-start-at-keeps-hw",
+    "A follower whose fetch offset is below its leader's log start empties its log and restarts "
+    "at the leader's log start (AbstractFetcherThread truncateFullyAndStartAt) but keeps its old "
+    'high watermark: the bug KAFKA-9491 (2.5.0, "Increment high watermark after full log '
+    'truncation", Log.updateLogStartOffset) fixed. Symptom: a HW below the log start; the '
+    "follower, elected before it hears the leader's HW, answers fetches at its HW "
+    "OFFSET_OUT_OF_RANGE (DelayedFetch); the judge sees the follower's HW after the restart differ.",
+    config=_LOG_START,
+)
+
 MUTANTS: dict[str, str] = _TABLE.descriptions
 """Name → description, in the order the gate's self-check runs them."""
 

@@ -247,6 +247,10 @@ OPERATION_RULES: dict[tuple[str, str], Range | str] = {
     ("settle", "max_messages"): Range(0, MAX_SETTLE_MESSAGES, "a delivery count"),
     ("run", "ms"): Range(0, MAX_RUN_MS, "a run of at most one simulated hour"),
     ("move_leader", "broker"): BROKER_REF,
+    ("delete_records_at", "broker"): BROKER_REF,
+    ("delete_records_at", "offset"): Range(-1, INT64_MAX, "an int64 offset (-1: the HW)"),
+    ("retention", "broker"): BROKER_REF,
+    ("retention", "offset"): Range(0, INT64_MAX, "an int64 offset"),
     ("model_action", "label"): "label",
     ("init_producer", "client"): CLIENT_REF,
     ("init_producer", "txn_id"): TXN_ID_OR_NONE_REF,
@@ -342,6 +346,8 @@ REPLICATION_OPERATIONS: frozenset[str] = frozenset(
         "isolate",
         "heal",
         "move_leader",
+        "delete_records_at",
+        "retention",
         "model_action",
     }
 )
