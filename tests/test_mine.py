@@ -303,7 +303,7 @@ def test_spark_local_cluster_mode_mines_through_executors(
             "mine",
             str(root),
             "--master",
-            "local-cluster[2,1,1024]",
+            "local-cluster[2,1,2048]",
             "--conf",
             "spark.sql.shuffle.partitions=4",
             "--out",
@@ -318,7 +318,7 @@ def test_spark_local_cluster_mode_mines_through_executors(
     assert run.returncode == EXIT_VIOLATION, run.stdout + run.stderr
     report = json.loads((tmp_path / "o" / "report.json").read_text())
     assert {f["trace"] for f in report["flagged_traces"]} == oracle.flagged
-    assert report["engine"] == "spark local-cluster[2,1,1024]"
+    assert report["engine"] == "spark local-cluster[2,1,2048]"
 
 
 @pytest.mark.slow

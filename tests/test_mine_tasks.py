@@ -65,10 +65,11 @@ def test_spark_sql_of_the_sorted_plan_agrees_with_the_tasks_plan(spark: Any, bro
 
 
 @pytest.mark.slow
-def test_spark_files_plan_reads_its_files_in_the_tasks_and_agrees(spark: Any, broken: tuple[Path, Manifest]) -> None:
-    """The ``files`` plan (each task reads its corpus file itself): the counts of the tasks plan run
-    in one process, on the corpus that fires every invariant."""
+def test_spark_tasks_plan_hands_the_rows_to_the_tasks_and_agrees(spark: Any, broken: tuple[Path, Manifest]) -> None:
+    """The ``tasks`` plan (Spark reads each corpus file and hands its rows to the task; the default
+    ``files`` plan has each task read its file itself): the counts of the chunks run in one process,
+    on the corpus that fires every invariant."""
     root, manifest = broken
     expected = run_duckdb(root, manifest, manifest.buckets, validated=True, plan="tasks").counts
     assert expected
-    assert run_spark(spark, root, manifest, manifest.buckets, validated=True, plan="files").counts == expected
+    assert run_spark(spark, root, manifest, manifest.buckets, validated=True, plan="tasks").counts == expected

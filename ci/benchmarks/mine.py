@@ -11,12 +11,16 @@ process so that peak memory is its own (``--engines`` chooses among them):
 - ``spark-sorted`` / ``duckdb``: the sorted plan (``plan="sorted"``, after the corpus check): no
   shuffle of the events, the node state in one vectorised pass per file (Spark: ``mapInArrow``),
   the invariants in each engine's SQL;
-- ``spark`` / ``duckdb-tasks``: the tasks plan (``plan="tasks"``, Spark's default): each corpus file
-  one task that runs the invariants' DuckDB SQL over its whole traces (Spark: ``mapInArrow``);
+- ``spark-tasks`` / ``duckdb-tasks``: the tasks plan (``plan="tasks"``, Spark's default until
+  2026-11-27): each corpus file one task that runs the invariants' DuckDB SQL over its whole traces
+  (Spark reads them and hands them over through ``mapInArrow``; DuckDB: the chunks in one process);
+- ``spark``: the files plan (``plan="files"``, Spark's default): the same tasks, each reading its own
+  corpus file with pyarrow; the JVM only schedules them and collects the violations;
 - ``oracle``: the lockstep judge, on at most ``--oracle-events`` events (its first whole traces).
 
 Events/s counts the corpus' events over wall-clock seconds of the engine's work (Spark: from the
-first read to the violations on disk; the session start-up is reported apart). CPU seconds are the
+first read to the violations on disk; the session start-up is reported apart, its CPU-seconds as
+"+ N start-up" in the Spark cells). CPU seconds are the
 engine processes' user + system time over the same span (Spark: the JVM, the Python driver and the
 Python workers below the JVM), and events per CPU-second are shown beside wall-clock rates because
 the machine may be shared: the load average at the end of each measurement is printed with it.
@@ -101,8 +105,8 @@ ENGINES: dict[str, tuple[str, str]] = {
     "validate": ("validate", ""),
     "spark-before": ("spark", "windows"),
     "spark-sorted": ("spark", "sorted"),
-    "spark": ("spark", "tasks"),
-    "spark-files": ("spark", "files"),
+    "spark-tasks": ("spark", "tasks"),
+    "spark": ("spark", "files"),
     "duckdb-before": ("duckdb", "windows"),
     "duckdb": ("duckdb", "sorted"),
     "duckdb-tasks": ("duckdb", "tasks"),
@@ -110,11 +114,20 @@ ENGINES: dict[str, tuple[str, str]] = {
 }
 """Benchmark engine → (engine, plan): ``*-before`` is the plan as it was before issue 18 (one
 shuffle by trace, window views, the SQL row check, every slice); ``spark-sorted`` the sorted plan
-(the node state pass through mapInArrow, the invariants in Spark SQL); ``spark`` the default
-``tasks`` plan (each task runs the invariants' DuckDB SQL over its corpus file's whole traces);
-``spark-files`` the files plan (each task reads its own file); ``duckdb`` DuckDB's default
+(the node state pass through mapInArrow, the invariants in Spark SQL); ``spark-tasks`` the
+``tasks`` plan (each task runs the invariants' DuckDB SQL over the whole traces Spark read from its
+file and handed over as Arrow); ``spark`` the default ``files`` plan (each task reads its own file;
+the JVM reads no event); ``duckdb`` DuckDB's default
 sorted plan, ``duckdb-tasks`` the tasks plan's chunks in one process. All but the before plans run
 after the corpus check (traces.inputs.corpus, timed apart as ``validate``)."""
+
+
+BEFORE_CONF: dict[str, dict[str, str]] = {
+    name: {"spark.driver.extraJavaOptions": "", "spark.executor.extraJavaOptions": ""}
+    for name in ("spark-before", "spark-sorted", "spark-tasks")
+}
+"""The Spark engines measured as they were before 2026-11-27: the JVMs' default Java options
+(engine.JVM_OPTIONS since)."""
 
 
 def _one(
@@ -131,12 +144,15 @@ def _one(
     if kind == "spark":
         from kconform.traces.mine.engine import run_spark, spark_session
 
-        started = time.perf_counter()
-        spark = spark_session("local[2]", {"spark.driver.memory": driver_memory})
+        started, python_cpu = time.perf_counter(), _cpu_s()
+        spark = spark_session("local[2]", {"spark.driver.memory": driver_memory, **BEFORE_CONF.get(engine, {})})
         try:
             out["startup_s"] = time.perf_counter() - started
             jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
             cpu = _cpu_s(jvm_pid) + _cpu_s() + _tree_cpu_s(jvm_pid)
+            # The session's start-up: everything the JVM (and its children) spent so far, and the
+            # Python driver since it asked for the session; reported apart from the mining.
+            out["startup_cpu_s"] = cpu - python_cpu
             with tempfile.TemporaryDirectory() as tmp:
                 result = run_spark(
                     spark,
@@ -252,8 +268,13 @@ def _gib(mb: float) -> str:
 
 
 def _cell(figures: dict[str, dict[str, Any]], engine: str) -> str:
+    """Events/s (events per CPU-second), then the CPU-seconds, and Spark's start-up CPU-seconds."""
     rate = _rate(figures, engine)
-    return f"{rate:,.0f} ({_cpu_rate(figures, engine):,.0f})" if rate else "-"
+    if not rate:
+        return "-"
+    f = figures[engine]
+    startup = f" + {f['startup_cpu_s']:.1f} start-up" if "startup_cpu_s" in f else ""
+    return f"{rate:,.0f} ({_cpu_rate(figures, engine):,.0f}; {f.get('cpu_s', 0):.1f} CPU-s{startup})"
 
 
 def _ratio(figures: dict[str, dict[str, Any]], top: str, bottom: str) -> str:
@@ -275,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--engines",
         nargs="+",
-        default=["validate", "spark-before", "spark-sorted", "spark", "duckdb-before", "duckdb"],
+        default=["validate", "spark-before", "spark-tasks", "spark", "duckdb-before", "duckdb"],
         choices=list(ENGINES),
     )
     parser.add_argument(
@@ -348,10 +369,10 @@ def main(argv: list[str] | None = None) -> int:
         "validate ev/s",
         "spark before",
         "spark sorted",
-        "spark tasks (after)",
-        "spark files",
+        "spark tasks",
+        "spark files (after)",
         "spark after / before: CPU (wall)",
-        "spark after / sorted: CPU (wall)",
+        "spark after / tasks: CPU (wall)",
         "duckdb before",
         "duckdb after",
         "duckdb tasks",
@@ -400,10 +421,10 @@ def main(argv: list[str] | None = None) -> int:
             _cell(figures, "validate"),
             _cell(figures, "spark-before"),
             _cell(figures, "spark-sorted"),
+            _cell(figures, "spark-tasks"),
             _cell(figures, "spark"),
-            _cell(figures, "spark-files"),
             _ratio(figures, "spark", "spark-before"),
-            _ratio(figures, "spark", "spark-sorted"),
+            _ratio(figures, "spark", "spark-tasks"),
             _cell(figures, "duckdb-before"),
             _cell(figures, "duckdb"),
             _cell(figures, "duckdb-tasks"),

@@ -1,9 +1,9 @@
 """Running the miner's SQL: on Spark (the miner, any master) and on DuckDB (the benchmark's baseline).
 
 Both engines build the same views (kconform.traces.mine.invariants) over the readable buckets of
-a corpus and run the same union of invariant queries. Spark's default plan (``PLANS``: ``tasks``)
-reads each corpus file (whole traces, sorted by trace and position) as one partition and runs the
-DuckDB spelling of the views and invariants inside each task over chunks of whole traces
+a corpus and run the same union of invariant queries. Spark's default plan (``PLANS``: ``files``)
+runs one task per corpus file (whole traces, sorted by trace and position), which reads the file
+itself and runs the DuckDB spelling of the views and invariants over chunks of whole traces
 (kconform.traces.mine.tasks, through ``mapInArrow``). In the ``sorted`` plan (DuckDB's default)
 neither engine shuffles the events either: the replication slice's node state ``st`` comes from one
 vectorised pass per file (kconform.traces.mine.state; on Spark through ``mapInArrow``), and the
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -128,6 +129,9 @@ class EngineResult:
 # --------------------------------------------------------------------------------------------
 
 
+JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+"""Java options of the driver and executor JVMs (SPARK_DEFAULTS)."""
+
 SPARK_DEFAULTS: dict[str, str] = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
@@ -140,6 +144,11 @@ SPARK_DEFAULTS: dict[str, str] = {
     "spark.sql.requireAllClusterKeysForCoPartition": "false",
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.memory": "2g",
+    # The JVMs do little but schedule tasks and collect violations (the files plan): compile with C1
+    # only (C2's background compilation of Spark's code is CPU the miner never earns back) and
+    # collect garbage on the allocating thread instead of a pool of GC threads.
+    "spark.driver.extraJavaOptions": JVM_OPTIONS,
+    "spark.executor.extraJavaOptions": JVM_OPTIONS,
 }
 """The session settings ``spark_session`` starts from (``conf`` overrides any of them)."""
 
@@ -188,14 +197,16 @@ def _read_events(spark: SparkSession, root: str | os.PathLike[str], buckets: Seq
     return spark.read.schema(schema).parquet(*paths)
 
 
-PLANS = ("tasks", "files", "sorted", "windows")
-"""How an engine mines. ``tasks`` (Spark's default): Spark reads each corpus file as one partition
-(whole traces, sorted by (trace, position)) and each task runs the invariants' DuckDB SQL over
-chunks of whole traces (traces.mine.tasks, through ``mapInArrow``): no shuffle, no Spark SQL
-operator but the scan; on DuckDB the same chunks one after another in one process. ``files``
-(Spark only, not the default yet): the same chunks, but each task reads its corpus file itself
-(pyarrow, engine.arrow_events) and Spark only schedules the files: no JVM-to-Python hand-over of
-the rows. ``sorted``
+PLANS = ("files", "tasks", "sorted", "windows")
+"""How an engine mines. ``files`` (Spark's default since 2026-11-27): one task per corpus file
+(whole traces, sorted by (trace, position)), which reads the columns the chosen slices' SQL names
+itself (pyarrow, engine.arrow_events) and runs the invariants' DuckDB SQL over chunks of whole
+traces (traces.mine.tasks.mine_chunk); the JVM hands each task its file's index and takes back the
+violations, both as Arrow (``mapInArrow`` over a one-row-per-file range): it never reads an event,
+so the executors must read the corpus at the driver's path (shared storage). ``tasks``: the same
+chunks, but Spark reads each corpus file as one partition and hands its rows to the task as Arrow
+batches (traces.mine.tasks.violation_batches); on DuckDB both are the same chunks one after another
+in one process. ``sorted``
 (DuckDB's default) reads each corpus file as one
 partition, already sorted by (trace, position), and computes ``st`` in one vectorised pass per
 chunk of whole traces (traces.mine.state; on Spark through ``mapInArrow``, no shuffle of the
@@ -263,7 +274,7 @@ def run_spark(
     out: Path | None = None,
     keep: int = 10_000,
     validated: bool = False,
-    plan: str = "tasks",
+    plan: str = "files",
 ) -> EngineResult:
     """Mine the given buckets of the corpus with Spark; write the violations Parquet (with witness
     events) to ``out`` if given; keep at most ``keep`` violations in the returned table.
@@ -309,13 +320,22 @@ def _run_spark(
     left_out = set(skipped)
     events = sum(t.events for t in manifest.traces if t.bucket in wanted and t.trace not in left_out)
     persisted: list[DataFrame] = []
-    if plan == "tasks":
-        violations = _tasks_violations(good, root, manifest, buckets, names).persist()
-    elif plan == "files":
-        violations = _files_violations(spark, root, manifest, buckets, names, skipped).persist()
+    if plan in ("tasks", "files"):
+        from kconform.traces.mine.tasks import VIOLATIONS_SCHEMA
+
+        if plan == "tasks":
+            mined = _tasks_violations(good, root, manifest, buckets, names)
+        else:
+            mined = _files_violations(spark, root, manifest, buckets, names, skipped)
+        # The violations are few (a violation is a bug): one job brings them to the driver as Arrow,
+        # and when none fired no other Spark job runs (no cache, no witness join, no writer job).
+        found = mined.toArrow().cast(VIOLATIONS_SCHEMA)
+        if found.num_rows == 0:
+            return _unwitnessed(out, keep, bad, events, started)
+        violations = spark.createDataFrame(found)
     else:
         violations = _sql_violations(spark, good, root, manifest, buckets, names, events, plan, persisted)
-    persisted.append(violations)
+        persisted.append(violations)
     violations.createOrReplaceTempView("violations")
     return _witnessed(
         spark, violations, root, manifest, buckets, schema, select, out, keep, bad, events, started, persisted
@@ -367,15 +387,18 @@ def _files_violations(
     columns = read_columns([column(f.name) for f in arrow_schema()], slices, names)
     path = str(root)
     left_out = list(skipped)
+    chosen = list(buckets)
 
-    def mine(ids: Iterable[int]) -> Iterator[tuple[Any, ...]]:
-        for table in arrow_events(path, list(ids), columns, left_out):
+    def mine(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        ids = [chosen[i] for batch in batches for i in batch.column(0).to_pylist()]
+        for table in arrow_events(path, ids, columns, left_out):
             for chunk in whole_trace_chunks(table.to_batches(), CHUNK_ROWS):
-                found = mine_chunk(chunk, tables, slices, names)
-                yield from zip(*(found.column(c).to_pylist() for c in VIOLATIONS_SCHEMA.names), strict=True)
+                yield from mine_chunk(chunk, tables, slices, names).to_batches()
 
-    rdd = spark.sparkContext.parallelize(list(buckets), max(1, len(buckets))).mapPartitions(mine)
-    return spark.createDataFrame(rdd, from_arrow_schema(VIOLATIONS_SCHEMA))
+    # One row per corpus file, one partition per row: the JVM hands each task the index of its file
+    # and takes back the violations, both as Arrow batches; it never reads an event.
+    files = spark.range(0, len(chosen), 1, max(1, len(chosen)))
+    return files.mapInArrow(mine, from_arrow_schema(VIOLATIONS_SCHEMA))
 
 
 def _sql_violations(
@@ -477,6 +500,20 @@ def _witnessed(
             df.unpersist()
     counts = _counts(table)
     return EngineResult(table.slice(0, keep), counts, bad, events, time.perf_counter() - started)
+
+
+def _unwitnessed(
+    out: Path | None, keep: int, bad: list[tuple[int, int, str]], events: int, started: float
+) -> EngineResult:
+    """The result of a run in which no invariant fired: an empty violations table (with its
+    ``witness_events`` column) written to ``out`` if given, as one Parquet file."""
+    table = _empty_violations()
+    if out is not None:
+        target = Path(out)
+        if target.is_dir():  # a former run's Spark output (a directory of part files)
+            shutil.rmtree(target)
+        pq.write_table(table, target)
+    return EngineResult(table.slice(0, keep), [], bad, events, time.perf_counter() - started)
 
 
 def _counts(table: pa.Table) -> list[tuple[str, int, int, int]]:
