@@ -5,6 +5,8 @@ follower-fetching consumer; the coverage table has its keys only with follower f
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from kconform.conformance.replication import coverage
@@ -15,6 +17,7 @@ from kconform.impl.replication import mutants
 from kconform.impl.replication.cluster import ReferenceCluster
 from kconform.model.config import ReplicationConfig
 from kconform.traces import events as ev
+from kconform.traces import operations as o
 
 CASES = {
     "read-replica-out-of-isr": mutants.READ_REPLICA_OUT_OF_ISR,
@@ -73,3 +76,27 @@ def test_follower_fetching_keys_are_reachable_only_with_it(monkeypatch: pytest.M
         coverage.coverage_key(ev.ReplicaFetchHandled(0, 1, 0, 0, ev.NONE, (), 2, 1))
         == "replica_fetch_handled:preferred"
     )
+
+
+def test_a_duplicated_fetch_answered_twice_is_judged_by_either_answer() -> None:
+    """Found by the gate (seed 7): the consumer's Fetch is duplicated; the leader answers the first
+    copy before its followers' fetches (no read replica to name) and the second after them
+    (follower 1), and the consumer applies the first answer first. The judge kept only the last
+    answer per request and reported a false non-conformance; it now accepts an application any
+    answer given to the request justifies, as it does for the followers' Fetch."""
+    cfg = ReplicationConfig(
+        replica_fetch_wait_max_ms=500,
+        fetch_max_wait_ms=500,
+        fetch_min_bytes=2,
+        eligible_leader_replicas_version=1,
+        follower_fetching=True,
+    )
+    ops = SimpleNamespace(ops=(o.ConsumeReplica(), o.Duplicate(index=2), o.Run(ms=300)))
+    cluster = ReferenceCluster()
+    try:
+        run = run_scenario(cluster, ops, cfg, frozenset())
+    finally:
+        cluster.close()
+    applied = [e for step in run.steps for e in step.events if isinstance(e, ev.ReplicaFetchApplied)]
+    assert [e.preferred for e in applied] == [-1, 1]  # the two answers differ: the case is reached
+    assert run.failure is None

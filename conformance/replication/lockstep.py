@@ -75,7 +75,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         self._proposals: dict[int, tuple[int, PendingIsr]] = {}
         self._alter_answers: dict[int, list[tuple[int, tuple[int, ...], int]]] = {}
         self._reader_sent: dict[int, tuple[int, bool, int]] = {}
-        self._reader_answers: dict[int, read_replica.ReplicaFetchOutcome] = {}
+        self._reader_answers: dict[int, list[read_replica.ReplicaFetchOutcome]] = {}
         self.handlers = {
             ev.BrokerFenced: self._broker_fenced,
             ev.BrokerUnfenced: self._broker_unfenced,
@@ -225,21 +225,23 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         s, out = read_replica.handle_fetch(self.state, self.cfg, e.node, e.fetch_offset, e.current_leader_epoch)
         self._after = s
         compare_fields(e, out, ("error", "entries", "hw", "preferred"))
-        self._reader_answers[e.msg] = out
+        self._reader_answers.setdefault(e.msg, []).append(out)
         return s
 
     def _replica_fetch_applied(self, e: ev.ReplicaFetchApplied) -> State:
-        sent, out = self._reader_sent.get(e.msg), self._reader_answers.get(e.msg)
-        if sent is None or out is None or sent[0] != e.node:
+        """The consumer applies an answer to its Fetch ``msg``; a duplicated request is answered
+        more than once, and the answers may differ (the leader's choice of read replica moves with
+        its followers' fetches), so the claim stands if any answer given justifies it."""
+        sent, answers = self._reader_sent.get(e.msg), self._reader_answers.get(e.msg, [])
+        if sent is None or not answers or sent[0] != e.node:
             raise NotEnabled(f"broker {e.node} never answered the follower-fetching consumer's Fetch {e.msg}")
         broker, from_preferred, fetch_offset = sent
-        s = read_replica.apply_fetch(self.state, self.cfg, broker, from_preferred, fetch_offset, out, e.reset_to)
-        self._after = s
-        compare(
-            {"position": e.position, "preferred": e.preferred},
-            {"position": s.reader.position, "preferred": s.reader.preferred},
-        )
-        return s
+
+        def run(out: read_replica.ReplicaFetchOutcome) -> tuple[State, object]:
+            s = read_replica.apply_fetch(self.state, self.cfg, broker, from_preferred, fetch_offset, out, e.reset_to)
+            return s, s.reader
+
+        return self.first_match(answers, run, {"position": e.position, "preferred": e.preferred})
 
     # ------------------------------------------------------------------------------------------
     # Log start offset (KIP-107, model.log_start)
