@@ -345,6 +345,22 @@ def delayed_triggers_honoured(s: State, cfg: ReplicationConfig) -> Iterator[Viol
 
 
 @_register(
+    "IsrShrinkBounded",
+    "ReplicaManager.startup (isr-expiration every replica.lag.time.max.ms / 2); Partition.maybeShrinkIsr, "
+    "getOutOfSyncReplicas, isFollowerOutOfSync; ReplicaState.isCaughtUp; KIP-497",
+    lambda s: (s.ghost.late_shrinks,),
+)
+def isr_shrink_bounded(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """A running leader with no AlterPartition in flight proposes an ISR member out within one
+    isr-expiration period after it fell out of sync (replica.lag.time.max.ms without catching up).
+
+    Judged where time passes timer by timer (``State.tracks_isr_expiration``: the lockstep judge);
+    the bound and its window are model.isr_expiration's."""
+    for message in s.ghost.late_shrinks:
+        yield Violation("IsrShrinkBounded", message)
+
+
+@_register(
     "ElrDisjointFromIsr",
     "KIP-966; PartitionChangeBuilder.maybePopulateTargetElr (ELR excludes the target ISR)",
     lambda s: (s.elr, s.controller.isr),

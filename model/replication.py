@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kconform.model import elr as elr_rules
-from kconform.model import epochs, purgatory
+from kconform.model import epochs, isr_expiration, purgatory
 from kconform.model import log_start as ls
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.model.errors import (
@@ -32,6 +32,7 @@ from kconform.model.errors import (
     REQUEST_TIMED_OUT,
 )
 from kconform.model.evolve import evolve
+from kconform.model.isr_expiration import caught_up as caught_up
 from kconform.model.not_enabled import NotEnabled as NotEnabled
 from kconform.model.outcomes import EpochQueryResult, FetchResult, MetadataResult
 from kconform.model.records import Entry
@@ -245,13 +246,6 @@ def _start_at(r: Replica, offset: int) -> Replica:
     )
 
 
-def caught_up(cfg: ReplicationConfig, rem: RemoteReplica, leader_leo: int, now_ms: int) -> bool:
-    """Kafka's ReplicaState.isCaughtUp: at the leader's LEO, or caught up within the lag time."""
-    if rem.leo == leader_leo:
-        return True
-    return rem.last_caught_up_ms is not None and now_ms - rem.last_caught_up_ms <= cfg.replica_lag_time_max_ms
-
-
 def maximal_isr(r: Replica) -> tuple[int, ...]:
     """Committed ISR plus a pending expansion (KIP-497); a pending shrink keeps the old ISR."""
     if r.pending_isr is not None and len(r.pending_isr.isr) > len(r.isr):
@@ -383,6 +377,8 @@ def apply_metadata(s: State, cfg: ReplicationConfig, node: int, rec: PartitionRe
     else:
         r = evolve(r, partition_epoch=rec.partition_epoch, isr=rec.isr, pending_isr=None)
         outcome = "update_isr"
+    if s.tracks_isr_expiration:
+        r = evolve(r, isr_since_ms=s.now_ms)
     s = _maybe_advance_hw(s.with_replica(node, r), cfg, node)
     if outcome == "become_follower":
         # ReplicaManager.completeDelayedOperationsWhenNotPartitionLeader (applyLocalFollowersDelta)
@@ -413,6 +409,8 @@ def produce(s: State, cfg: ReplicationConfig, node: int, req: int, rid: int, ack
     if acks == -1 and len(r.isr) < cfg.effective_min_isr:
         return s, ProduceOutcome(NOT_ENOUGH_REPLICAS, -1, -1, r.hw)
     entry = Entry(r.leo, r.leader_epoch, rid)
+    if s.tracks_isr_expiration:
+        s = _left_behind(s, node)
     s = _append(s, cfg, node, entry)
     ghost = evolve(s.ghost, written=s.ghost.written | {entry})
     if acks == 1:
@@ -426,6 +424,16 @@ def produce(s: State, cfg: ReplicationConfig, node: int, req: int, rid: int, ack
     if s.replica(node).hw == hw_before:
         s = purgatory.trigger(s, cfg, node, produces=False)  # LeaderHwChange.SAME: the LEO moved
     return s, ProduceOutcome(NONE, entry.offset, entry.epoch, s.replica(node).hw)
+
+
+def _left_behind(s: State, node: int) -> State:
+    """The leader is about to append: followers at its LEO stop being caught up by isCaughtUp's
+    first clause now (RemoteReplica.left_leo_ms, model.isr_expiration)."""
+    r = s.replica(node)
+    if not any(rem.leo == r.leo for rem in r.remotes):
+        return s
+    remotes = tuple(evolve(rem, left_leo_ms=s.now_ms) if rem.leo == r.leo else rem for rem in r.remotes)
+    return s.with_replica(node, evolve(r, remotes=remotes))
 
 
 def complete_produce(s: State, cfg: ReplicationConfig, node: int, req: int, error: int) -> State:
@@ -558,6 +566,7 @@ def handle_fetch(
         last_caught_up_ms=caught,
         last_fetch_leader_leo=max(r.leo, rem.last_fetch_leader_leo),
         last_fetch_ms=s.now_ms,
+        left_leo_ms=s.now_ms if s.tracks_isr_expiration and rem.leo == r.leo != q.fetch_offset else rem.left_leo_ms,
         broker_epoch=s.replica(follower).broker_epoch,  # atomic round trip: the sender's epoch
     )
     r = evolve(r, remotes=(*r.remotes[:follower], rem, *r.remotes[follower + 1 :]))
@@ -775,7 +784,8 @@ def propose_isr(s: State, cfg: ReplicationConfig, leader: int, msg: int, isr: tu
     members = tuple(sorted(new))
     seen = tuple(r.remotes[m].broker_epoch if m != leader else r.broker_epoch for m in members) if cfg.elr else ()
     pending = PendingIsr(msg, members, r.leader_epoch, r.partition_epoch, seen)
-    s = s.with_replica(leader, evolve(r, pending_isr=pending))
+    since = s.now_ms if s.tracks_isr_expiration else r.isr_since_ms
+    s = s.with_replica(leader, evolve(r, pending_isr=pending, isr_since_ms=since))
     return _maybe_advance_hw(s, cfg, leader)
 
 
@@ -808,6 +818,8 @@ def apply_alter_partition_response(
             r = evolve(r, isr=tuple(sorted(rec_isr)), partition_epoch=partition_epoch, pending_isr=None)
     elif error in RESET_TO_COMMITTED:
         r = evolve(r, pending_isr=None)
+    if s.tracks_isr_expiration and r.pending_isr is None:
+        r = evolve(r, isr_since_ms=s.now_ms)
     return _maybe_advance_hw(s.with_replica(leader, r), cfg, leader)
 
 
@@ -981,14 +993,22 @@ def checkpoint(s: State, cfg: ReplicationConfig, node: int) -> State:
     return s.with_replica(node, evolve(r, durable_leo=r.leo, hw_checkpoint=r.hw))
 
 
-def advance_clock(s: State, now_ms: int) -> State:
+def advance_clock(s: State, now_ms: int, cfg: ReplicationConfig | None = None) -> State:
     """Simulated time only moves forward. When the state tracks the purgatory (the lockstep judge)
     parked operations whose deadline came are due and those a trigger made due earlier are overdue
-    (model.purgatory.pass_time)."""
+    (model.purgatory.pass_time). When it tracks ISR expiration (and ``cfg`` is given), ISR members
+    a leader kept past the isr-expiration task's bound are recorded (``Ghost.late_shrinks``,
+    model.isr_expiration): a new ghost value, so the judge re-checks on that tick."""
     if now_ms < s.now_ms:
         raise NotEnabled(f"clock moved backwards from {s.now_ms} to {now_ms} ms")
     s = evolve(s, now_ms=now_ms)
-    return purgatory.pass_time(s, now_ms) if s.tracks_purgatory and _has_parked(s) else s
+    if s.tracks_purgatory and _has_parked(s):
+        s = purgatory.pass_time(s, now_ms)
+    if cfg is not None and s.tracks_isr_expiration:
+        late = isr_expiration.late_members(s, cfg)
+        if late and late != s.ghost.late_shrinks:
+            s = evolve(s, ghost=evolve(s.ghost, late_shrinks=late))
+    return s
 
 
 def _has_parked(s: State) -> bool:

@@ -34,6 +34,11 @@ class RemoteReplica:
     last_caught_up_ms: int | None = None
     last_fetch_leader_leo: int = -1
     last_fetch_ms: int = 0
+    left_leo_ms: int | None = field(default=None, compare=False)
+    """The last time this follower's LEO stopped being the leader's (the leader appended past it, or
+    a fetch reported a lower one): ReplicaState.isCaughtUp's first clause held until then. Kept
+    only where ISR expiration is judged (``State.tracks_isr_expiration``); judge bookkeeping, not part
+    of the state's identity (equality, hashing), like the two fields below."""
     broker_epoch: int = 0
     """The follower's broker epoch its last Fetch carried (KIP-903, Fetch v15 ReplicaEpoch); kept
     at 0 unless the config's ``elr`` (the Kafka 4.x rung, which has KIP-903)."""
@@ -120,6 +125,11 @@ class Replica:
     broker_epoch: int = 0
     """This broker's incarnation: +1 at every restart when the config's ``elr`` (a registration
     after a crash gets a new broker epoch, KIP-631; KIP-903 fences the old one's fetches)."""
+    isr_since_ms: int = field(default=0, compare=False)
+    """When this broker last became leader, applied a partition record, or saw its in-flight
+    AlterPartition end: the start of the window in which its isr-expiration task must act
+    (model.isr_expiration). Kept only where ISR expiration is judged; not part of the state's
+    identity."""
     log_start: int = 0
     """The first offset the replica still serves (model.log_start): ``log`` holds the placeholder
     ``log_start.deleted(o)`` at every offset below it (DeleteRecords, retention, or a follower that
@@ -187,6 +197,10 @@ class Ghost:
     (read by DelayedTriggersHonoured)."""
     reader: ReaderGhost = field(default_factory=ReaderGhost)
     """The follower-fetching consumer's deliveries and resets (KIP-392; model.read_replica)."""
+    late_shrinks: tuple[str, ...] = field(default=(), compare=False)
+    """ISR members a running leader left in its ISR longer than its isr-expiration task allows
+    (read by IsrShrinkBounded; model.isr_expiration). Not part of the state's identity: the
+    lockstep judge's states equal the model searches' along one path."""
     deleted_to: int = 0
     """The furthest log start DeleteRecords or retention ever set on a replica: records below it
     may be gone from any log without a loss (NoCommittedDataLoss, ConsumedRecordsStay)."""
@@ -221,6 +235,11 @@ class State:
     configuration with delayed fetches, which sees a ClockAdvanced event at every time a timer
     fires; off for the model searches, whose atomic actions jump time and complete parked
     operations on their own terms. Not part of the state's identity (equality, hashing)."""
+    tracks_isr_expiration: bool = field(default=False, compare=False)
+    """Whether the isr-expiration task's bound is judged (model.isr_expiration, IsrShrinkBounded):
+    on for the lockstep judge, which sees a ClockAdvanced event at every time a timer fires; off
+    for the model searches, whose clock jumps and ISR shrinks are separate atomic actions. Not part
+    of the state's identity."""
 
     def replica(self, node: int) -> Replica:
         """Broker ``node``'s replica; NotEnabled for an id that is not one of the replicas."""

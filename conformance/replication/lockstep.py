@@ -66,7 +66,9 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
     def __init__(self, cfg: ReplicationConfig, checked: frozenset[str] | None = None) -> None:
         # Obligations of the purgatory are judged where fetches wait (the --slice all gate's
         # configuration); the model searches' paths, judged with the default, complete on their own terms.
-        super().__init__(cfg, checked, replace(initial_state(cfg), tracks_purgatory=cfg.delayed_fetch))
+        super().__init__(
+            cfg, checked, replace(initial_state(cfg), tracks_purgatory=cfg.delayed_fetch, tracks_isr_expiration=True)
+        )
         self._memo: invariants.Memo = {}  # state invariants whose inputs did not change are not re-run
         self._fetches: dict[int, tuple[int, FetchRequest]] = {}
         self._fetch_answers: dict[int, list[FetchResponse]] = {}
@@ -81,7 +83,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             ev.BrokerUnfenced: self._broker_unfenced,
             ev.LeaderMoved: self._leader_moved,
             ev.AlterPartitionHandled: self._alter_partition_handled,
-            ev.ClockAdvanced: lambda e: replication.advance_clock(self.state, e.now_ms),
+            ev.ClockAdvanced: lambda e: replication.advance_clock(self.state, e.now_ms, self.cfg),
             ev.BrokerCrashed: lambda e: replication.crash(self.state, self.cfg, e.node),
             ev.BrokerRestarted: self._restarted,
             ev.Checkpointed: self._checkpointed,

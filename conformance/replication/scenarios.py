@@ -343,6 +343,34 @@ def RESTART_BELOW_LOG_START() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "isr-expiration", min_replicas=3)
+def ISR_EXPIRATION() -> tuple[o.Operation, ...]:
+    """ReplicaManager's isr-expiration task (every replica.lag.time.max.ms / 2, restarted with the
+    broker: ReplicaManager.startup) and Partition.maybeShrinkIsr: broker 1 crashes, restarts and
+    becomes the leader of epoch 1; then no message moves for 60 s (``advance`` delivers nothing:
+    the followers' fetches stall), so both followers fall out of sync after 30 s and the leader
+    must propose them out by 45 s (IsrShrinkBounded). Random search seldom lets a restarted
+    broker lead through a long stall."""
+    return (
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Run(1000),
+        o.Crash(1),
+        o.Restart(1),
+        o.Run(3000),
+        o.MoveLeader(1),
+        o.Run(1000),
+        o.Produce(2, 1),
+        o.Run(1000),
+        o.Produce(3, 1),
+        o.Deliver(-1),
+        o.Advance(20_000),
+        o.Advance(20_000),
+        o.Advance(20_000),
+        o.Run(3000),
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -357,6 +385,7 @@ SCENARIOS: dict[str, Scenario] = {
         READ_REPLICA_TRUNCATED,
         ELR_STALE_INCARNATION,
         RESTART_BELOW_LOG_START,
+        ISR_EXPIRATION,
     )
 }
 
