@@ -97,6 +97,41 @@ def test_a_duplicated_fetch_answered_twice_is_judged_by_either_answer() -> None:
         run = run_scenario(cluster, ops, cfg, frozenset())
     finally:
         cluster.close()
-    applied = [e for step in run.steps for e in step.events if isinstance(e, ev.ReplicaFetchApplied)]
-    assert [e.preferred for e in applied] == [-1, 1]  # the two answers differ: the case is reached
+    events = [e for step in run.steps for e in step.events]
+    handled = [e.preferred for e in events if isinstance(e, ev.ReplicaFetchHandled)]
+    applied = [e for e in events if isinstance(e, ev.ReplicaFetchApplied)]
+    assert handled == [-1, 1]  # the two answers differ: the case is reached
+    assert [e.preferred for e in applied] == [-1]  # the consumer takes the first; the copy matches no request
     assert run.failure is None
+
+
+def test_the_consumer_keeps_one_fetch_in_flight_and_drops_an_answer_to_none() -> None:
+    """Found by the gate (--slice all, seed 9): two consume_replica steps in a row sent two Fetches
+    at the same position to the preferred replica; both answered OFFSET_OUT_OF_RANGE (below its
+    log start), the first cleared the preferred replica and the second then reset the position,
+    a reset on a follower's answer (NoResetOnFollowerAnswer). Kafka's consumer sends no second
+    Fetch to a node with one pending (AbstractFetch.fetchablePartitions), so neither does the
+    reference now, until request.timeout.ms gives the first up."""
+    cfg = ReplicationConfig(follower_fetching=True, log_start_moves=True)
+    ops = SimpleNamespace(
+        ops=(
+            o.ConsumeReplica(),
+            o.Produce(1, -1),
+            o.Run(ms=300),
+            o.Produce(2, -1),
+            o.DeleteRecordsAt(broker=0, offset=1),
+            o.DeliverTo(node=0),
+            o.ConsumeReplica(),
+            o.ConsumeReplica(),
+            o.Run(ms=300),
+        )
+    )
+    cluster = ReferenceCluster()
+    try:
+        run = run_scenario(cluster, ops, cfg, frozenset())
+    finally:
+        cluster.close()
+    events = [e for step in run.steps for e in step.events]
+    assert run.failure is None
+    sent = [e for e in events if isinstance(e, ev.ReplicaFetchSent)]
+    assert len(sent) == 2  # the third consume_replica waited for the pending Fetch

@@ -85,12 +85,19 @@ class Consumer(_Client):
         self.position = 0
         self.preferred = -1
         self.preferred_expires_ms = -1
+        self.in_flight = -1
+        """The follower-fetching consumer's Fetch awaiting its answer (-1: none)."""
+        self.in_flight_deadline_ms = -1
 
     def consume_replica(self) -> None:
         """Operation ``consume_replica``: a Fetch from the position to the preferred read replica
         while it is set and unexpired (an expired one is dropped), else to the cached leader
-        (AbstractFetch.selectReadReplica); nothing while no leader is known. Answers to an
-        older position are discarded, so Fetches in flight together cannot repeat a record."""
+        (AbstractFetch.selectReadReplica); nothing while no leader is known, and nothing while a
+        Fetch is awaiting its answer (AbstractFetch.fetchablePartitions skips a node with a pending
+        request) until request.timeout.ms after it was sent, when the client gives it up (the
+        NetworkClient disconnects). Answers to an older position are discarded too."""
+        if self.in_flight >= 0 and self.rt.now_ms < self.in_flight_deadline_ms:
+            return
         if self.preferred >= 0 and self.rt.now_ms > self.preferred_expires_ms:
             self.preferred, self.preferred_expires_ms = -1, -1
         from_preferred = self.preferred >= 0
@@ -99,13 +106,19 @@ class Consumer(_Client):
             return
         epoch = self.leader_epoch if self.rt.config.protocol.fenced else -1
         msg_id = self.rt.network.send(self.node, target, ReplicaFetchRequest(self.position, epoch))
+        self.in_flight, self.in_flight_deadline_ms = msg_id, self.rt.now_ms + self.rt.config.request_timeout_ms
         self.rt.events.emit(ReplicaFetchSent(target, msg_id, self.position, epoch, from_preferred))
 
     def _on_replica_answer(self, msg: Message, answer: ReplicaFetchResponse) -> None:
         """FetchCollector for the follower-fetching consumer: records move the position; a named
         preferred replica is kept for metadata.max.age.ms; OFFSET_OUT_OF_RANGE clears the
         preferred replica, or resets to the earliest offset when there was none (KAFKA-8365);
-        UNKNOWN_LEADER_EPOCH is only logged; other errors refresh metadata and clear it."""
+        UNKNOWN_LEADER_EPOCH is only logged; other errors refresh metadata and clear it. Only the
+        answer to the Fetch awaiting one is handled: a second copy of a duplicated answer, or the
+        answer to a Fetch given up, matches no pending request and is dropped (NetworkClient)."""
+        if answer.req != self.in_flight:
+            return
+        self.in_flight = -1
         reset_to = 0
         if answer.fetch_offset == self.position:
             if answer.error == NONE:
