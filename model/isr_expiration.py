@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kconform.model.config import ReplicationConfig
-from kconform.model.state import RemoteReplica, State
+from kconform.model.state import RemoteReplica, Replica, State
 
 
 def caught_up(cfg: ReplicationConfig, rem: RemoteReplica, leader_leo: int, now_ms: int) -> bool:
@@ -31,6 +31,12 @@ def caught_up(cfg: ReplicationConfig, rem: RemoteReplica, leader_leo: int, now_m
     if rem.leo == leader_leo:
         return True
     return rem.last_caught_up_ms is not None and now_ms - rem.last_caught_up_ms <= cfg.replica_lag_time_max_ms
+
+
+def out_of_sync(cfg: ReplicationConfig, r: Replica, leader: int, now_ms: int) -> tuple[int, ...]:
+    """Partition.getOutOfSyncReplicas: the members of ``r``'s committed ISR other than the
+    leader that are not caught up (isFollowerOutOfSync), in ISR order."""
+    return tuple(f for f in r.isr if f != leader and not caught_up(cfg, r.remotes[f], r.leo, now_ms))
 
 
 def check_period_ms(cfg: ReplicationConfig) -> int:
@@ -45,12 +51,8 @@ def shrink_deadlines(s: State, cfg: ReplicationConfig) -> Iterator[tuple[int, in
     for b, r in enumerate(s.replicas):
         if r.pending_isr is not None or not s.presumes_leadership(b):
             continue
-        for f in r.isr:
-            if f == b:
-                continue
+        for f in out_of_sync(cfg, r, b, s.now_ms):
             rem = r.remotes[f]
-            if caught_up(cfg, rem, r.leo, s.now_ms):
-                continue
             start = r.isr_since_ms
             if rem.last_caught_up_ms is not None:
                 start = max(start, rem.last_caught_up_ms + cfg.replica_lag_time_max_ms + 1)

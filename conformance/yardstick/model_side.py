@@ -54,7 +54,7 @@ from kconform.conformance.yardstick.dsl import (
     ScenarioError,
 )
 from kconform.model import coordinator as C
-from kconform.model import epochs
+from kconform.model import epochs, isr_expiration
 from kconform.model import log_start as LS
 from kconform.model import producer_errors as PE
 from kconform.model import producer_state as P
@@ -591,9 +591,9 @@ class ReplicationDriver:
         if handler == "become_follower":
             a = _args(handler, args, {"node": _REQUIRED, "leader": _REQUIRED, "leader_epoch": _REQUIRED})
             ctl = s.controller
-            rec = PartitionRecord(a["leader"], a["leader_epoch"], ctl.isr, ctl.partition_epoch + 1)
-            s = replace(s, controller=rec, published=(*s.published, rec))
-            self.s, mo = R.apply_metadata(s, cfg, a["node"], rec)
+            mo = self._publish(
+                a["node"], PartitionRecord(a["leader"], a["leader_epoch"], ctl.isr, ctl.partition_epoch + 1)
+            )
             return {"outcome": mo.outcome, "truncated_to": mo.truncated_to}
         if handler == "may_expand":
             a = _args(handler, args, {"node": self.leader, "follower": _REQUIRED})
@@ -613,9 +613,9 @@ class ReplicationDriver:
             a = _args(
                 handler, args, {"leader_epoch": _REQUIRED, "isr": _REQUIRED, "partition_epoch": _REQUIRED, "leader": 0}
             )
-            rec = PartitionRecord(a["leader"], a["leader_epoch"], tuple(sorted(a["isr"])), a["partition_epoch"])
-            s = replace(s, controller=rec, published=(*s.published, rec))
-            self.s, mo = R.apply_metadata(s, cfg, 0, rec)
+            mo = self._publish(
+                0, PartitionRecord(a["leader"], a["leader_epoch"], tuple(sorted(a["isr"])), a["partition_epoch"])
+            )
             if a["leader"] == 0:
                 self.leader = 0
             return {"outcome": mo.outcome, "changed": mo.outcome == "become_leader"}
@@ -662,6 +662,12 @@ class ReplicationDriver:
             return {"target": R.leader_hw_target(s, cfg, a["node"])}
         raise ScenarioError(f"replication has no handler {handler!r}")
 
+    def _publish(self, node: int, rec: PartitionRecord) -> R.MetadataOutcome:
+        """The controller publishes ``rec`` and broker ``node`` applies it (R.apply_metadata)."""
+        s = replace(self.s, controller=rec, published=(*self.s.published, rec))
+        self.s, mo = R.apply_metadata(s, self.cfg, node, rec)
+        return mo
+
     def _maybe_expand(self, f: int) -> tuple[int, ...]:
         """Partition.maybeExpandIsr after a follower's fetch: with no AlterPartition in flight, a
         follower outside the ISR that the model says is in sync (R.may_expand) is proposed in; the
@@ -673,12 +679,12 @@ class ReplicationDriver:
 
     def _maybe_shrink(self) -> tuple[int, ...]:
         """Partition.maybeShrinkIsr: with no AlterPartition in flight, the ISR members the model
-        says are not caught up (R.caught_up, getOutOfSyncReplicas) are proposed out."""
+        says are not caught up (model.isr_expiration.out_of_sync) are proposed out."""
         s, cfg = self.s, self.cfg
         r = s.replica(self.leader)
         if r.pending_isr is not None:
             return ()
-        out = {f for f in r.isr if f != self.leader and not R.caught_up(cfg, r.remotes[f], r.leo, s.now_ms)}
+        out = isr_expiration.out_of_sync(cfg, r, self.leader, s.now_ms)
         if not out:
             return ()
         return self._propose(tuple(f for f in r.isr if f not in out))
