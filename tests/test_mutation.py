@@ -193,6 +193,43 @@ def test_unreached_statements_are_recognised() -> None:
     assert runner.is_reached(module_level, {})
 
 
+MULTILINE = """def gate(a, b):
+    if (
+        a > 1
+        and b > 1
+    ):
+        return 1
+    return 0
+
+
+gate(2, 3)
+"""
+
+
+def test_a_statement_spread_over_lines_is_reached_by_its_first_line(tmp_path: Path) -> None:
+    """coverage.py records the lines of the test below ``if (``, never the ``if`` line the mutants
+    name (Mutant.stmt_line): reached_lines maps them back, as coverage.py's analysis does, so a
+    mutant of such a test is run, not written off as unreached (before the fix the fetcher's
+    `log.leo != resp.fetch_offset` mutant was "unreached" although every Fetch answer runs it)."""
+    import coverage
+
+    source = tmp_path / "multiline.py"
+    source.write_text(MULTILINE)
+    data_file = tmp_path / ".coverage"
+    cov = coverage.Coverage(data_file=str(data_file))
+    cov.start()
+    try:
+        exec(compile(MULTILINE, str(source), "exec"), {})
+    finally:
+        cov.stop()
+    cov.save()
+    raw = coverage.CoverageData(basename=str(data_file))
+    raw.read()
+    assert 2 not in set(raw.lines(str(source)) or ())  # the interpreter never reports the `if (` line
+    reached = runner.reached_lines(data_file)[str(source.resolve())]
+    assert {2, 3, 6, 10} <= reached and 7 not in reached
+
+
 # A handful of real mutants of impl/ through the gate (slow tier) ---------------------------------
 
 REAL = {

@@ -171,12 +171,26 @@ def run_mutant(m: Mutant, examples: int, seed: int, timeout_s: float) -> Outcome
 
 
 def reached_lines(coverage_file: Path) -> dict[str, set[int]]:
-    """Source file → lines the covered run executed."""
+    """Source file → first lines of the statements the covered run executed.
+
+    coverage.py records the lines the interpreter reported, and a statement spread over several
+    lines may never report its first one (``if (`` on its own line: the test's code sits on the
+    lines below); the mutants name a statement by its first line (``Mutant.stmt_line``), so every
+    recorded line is mapped to the first line of its statement, as coverage.py's own analysis does
+    (coverage.parser.PythonParser.first_lines). Without it such statements looked unreached and their mutants were
+    counted as survivors without being run."""
     import coverage
+    from coverage.parser import PythonParser
 
     data = coverage.CoverageData(basename=str(coverage_file))
     data.read()
-    return {str(Path(f).resolve()): set(data.lines(f) or ()) for f in data.measured_files()}
+    reached: dict[str, set[int]] = {}
+    for f in data.measured_files():
+        lines = set(data.lines(f) or ())
+        parser = PythonParser(filename=f)
+        parser.parse_source()
+        reached[str(Path(f).resolve())] = lines | set(parser.first_lines(lines))
+    return reached
 
 
 def is_reached(m: Mutant, reached: dict[str, set[int]]) -> bool:
