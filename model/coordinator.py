@@ -76,11 +76,13 @@ class TxnMetadata:
 class StatePartition:
     """A ``__transaction_state`` partition as the coordinators see it: its leader (the coordinator
     of its transactional ids), the coordinator epoch (= the partition's leader epoch), and whether
-    that leader finished loading the log."""
+    that leader finished loading the log, and when (-1 before; model.txn_timeout's window starts
+    there)."""
 
     leader: int
     coordinator_epoch: int
     loaded: bool
+    loaded_ms: int = -1
 
 
 @dataclass(frozen=True)

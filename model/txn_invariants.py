@@ -347,6 +347,23 @@ def delayed_fetch_isolation(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
         )
 
 
+@_register(
+    "TxnTimeoutAbortBounded",
+    "TransactionCoordinator.startup (transaction-abort every "
+    "transaction.abort.timed.out.transaction.cleanup.interval.ms), abortTimedOutTransactions; "
+    "TransactionStateManager.timedOutTransactions; TransactionMetadata.prepareFenceProducerEpoch; KAFKA-6119",
+    lambda s: (s.ghost.late_aborts,),
+)
+def txn_timeout_abort_bounded(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """A loaded coordinator rolls a transaction back within one abort-check interval after it
+    outlived its transaction.timeout.ms (or after the coordinator loaded it, if later).
+
+    Judged where time passes timer by timer (``TxnState.tracks_timeouts``: the lockstep judge);
+    the bound and its window are model.txn_timeout's."""
+    for message in s.ghost.late_aborts:
+        yield Violation("TxnTimeoutAbortBounded", message)
+
+
 @_register_step("ProducerEpochMonotonic", "KIP-98 epochs; KIP-360; kafka-facts §1.3, §2.1")
 def producer_epoch_monotonic(pre: TxnState, post: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """Neither the coordinator's epoch of a producer id nor a partition's stored epoch of a producer ever decreases."""

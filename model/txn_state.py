@@ -21,7 +21,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from kconform.model import coordinator as C
-from kconform.model import delayed
+from kconform.model import delayed, txn_timeout
 from kconform.model import producer_state as P
 from kconform.model import txn_delayed_fetch as D
 from kconform.model import txn_graph as G
@@ -144,6 +144,9 @@ class TxnGhost:
     (read by DelayedFetchTriggersHonoured; model.delayed)."""
     delayed_reads: frozenset[D.DelayedRead] = frozenset()
     """What each completed delayed fetch returned and its isolation bound then (DelayedFetchIsolation)."""
+    late_aborts: tuple[str, ...] = ()
+    """Transactions a loaded coordinator left Ongoing past the timeout rollback's bound when time
+    moved on (read by TxnTimeoutAbortBounded; model.txn_timeout)."""
 
 
 # =============================================================================================
@@ -221,6 +224,10 @@ class TxnState:
     """Requests of parked fetches a completion trigger found completable: each must complete
     before time moves on (model.delayed)."""
     ghost: TxnGhost = field(default_factory=TxnGhost)
+    tracks_timeouts: bool = False
+    """Whether the timeout rollback's bound is judged (model.txn_timeout, TxnTimeoutAbortBounded):
+    on for the lockstep judge, which sees a ClockAdvanced event at every time a timer fires; off
+    for hand-built states and the yardstick's ports of Kafka's unit tests, whose clocks jump."""
 
     def partition(self, name: str) -> T.Partition:
         p = self.partitions.get(name)
@@ -246,12 +253,19 @@ def initial_state(cfg: TxnConfig) -> TxnState:
     )
 
 
-def advance_clock(s: TxnState, now_ms: int) -> TxnState:
+def advance_clock(s: TxnState, now_ms: int, cfg: TxnConfig | None = None) -> TxnState:
     """Time moves forward; parked fetches a trigger made due earlier and still parked are overdue
-    (reported once), then those whose deadline came are due (model.delayed)."""
+    (reported once), then those whose deadline came are due (model.delayed). When the state tracks
+    timeouts (and ``cfg`` is given), transactions a loaded coordinator left Ongoing past the
+    timeout rollback's bound are recorded (``TxnGhost.late_aborts``, model.txn_timeout): a new
+    ghost value, so the judge re-checks on that tick."""
     if now_ms < s.now_ms:
         raise NotEnabled(f"time goes forward: {s.now_ms} → {now_ms}")
     s = evolve(s, now_ms=now_ms)
+    if cfg is not None and s.tracks_timeouts:
+        late_txns = txn_timeout.late_aborts(s.txns, s.coordinators, cfg, now_ms)
+        if late_txns and late_txns != s.ghost.late_aborts:
+            s = evolve(s, ghost=evolve(s.ghost, late_aborts=late_txns))
     if not s.parked:
         return s
     late = delayed.overdue(s.parked, s.due)
@@ -341,7 +355,8 @@ def coordinator_loaded(s: TxnState, cfg: TxnConfig, node: int, state_partition: 
     for txn_id, meta in s.txns.items():
         if cfg.state_partition(txn_id) == state_partition:
             txns = txns.set(txn_id, C.loaded(meta))
-    return evolve(s, txns=txns, coordinators=s.coordinators.set(state_partition, evolve(cur, loaded=True)))
+    loaded = evolve(cur, loaded=True, loaded_ms=s.now_ms)
+    return evolve(s, txns=txns, coordinators=s.coordinators.set(state_partition, loaded))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from kconform.conformance.judge import Finding, LockstepJudge, compare, compare_fields, only_clock_moved
@@ -44,10 +45,10 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
     keep_state_of_first_mismatch = True
 
     def __init__(self, cfg: TxnConfig, checked: frozenset[str] | None = None) -> None:
-        super().__init__(cfg, checked, S.initial_state(cfg))
+        super().__init__(cfg, checked, replace(S.initial_state(cfg), tracks_timeouts=True))
         self._memo: I.Memo = {}  # state invariants whose inputs did not change are not re-run
         self.handlers = {
-            ev.ClockAdvanced: lambda e: S.advance_clock(self.state, e.now_ms),
+            ev.ClockAdvanced: lambda e: S.advance_clock(self.state, e.now_ms, self.cfg),
             ev.CoordinatorMoved: lambda e: S.coordinator_moved(
                 self.state, self.cfg, e.state_partition, e.leader, e.coordinator_epoch
             ),

@@ -1,0 +1,68 @@
+"""The coordinator's timeout rollback bound: how long a loaded coordinator may leave a transaction
+Ongoing past its transaction.timeout.ms.
+
+Kafka's TransactionCoordinator.startup schedules ``transaction-abort``
+(``abortTimedOutTransactions``) every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``
+(TransactionStateManagerConfig, default 10 s) at a fixed rate from the broker's start. Each run
+asks TransactionStateManager.timedOutTransactions for the transactions of every loaded partition
+that are Ongoing with ``txnStartTimestamp + txnTimeoutMs < now`` (strict) and no pending transition,
+and rolls each back: prepareFenceProducerEpoch (epoch + 1, KAFKA-6119) then endTransaction(ABORT,
+isFromClient = false), which writes PrepareAbort (model.coordinator.abort_timed_out).
+
+Guarantee of this module: ``late_aborts`` names a transaction only when every run of the task a
+coordinator must have made since the transaction timed out would have rolled it back. A task run
+at a time ``t > start + timeout`` finds it, and one run falls in every interval, so the rollback
+happens by ``start + timeout + interval``; a coordinator that loaded the partition later (a
+failover: the transactions of a partition are in no cache before their load,
+TransactionStateManager.loadTransactionsForTxnTopicPartition) has them by ``load + interval``.
+The window is therefore ``max(start + timeout, loaded at) + interval``, judged while the
+partition's leader is loaded; a move to another leader restarts it at the next load. Not judged:
+an Ongoing transaction at epoch 32767 (prepareFenceProducerEpoch throws IllegalStateException
+there; unreachable through the clients, whose epochs stop at 32766). Kafka skips a transaction
+with a pending transition; in the model a handler's log write is atomic with it
+(docs/transactions.md), so none is ever pending when time passes. A task run more often only
+aborts earlier (still after the timeout, which model.coordinator.timed_out enforces).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kconform.model import txn_graph as G
+from kconform.model.coordinator import StatePartition, TxnMetadata
+from kconform.model.frozen_map import FrozenMap
+from kconform.model.txn_config import SHORT_MAX, TxnConfig
+
+
+def abort_deadline(meta: TxnMetadata, owner: StatePartition, cfg: TxnConfig) -> int | None:
+    """The time (ms) by which a loaded coordinator has rolled ``meta`` back if it is still
+    Ongoing; None when nothing is demanded (not Ongoing, the partition not loaded, epoch 32767)."""
+    if meta.state != G.ONGOING or not owner.loaded or meta.epoch >= SHORT_MAX:
+        return None
+    return max(meta.start_ms + meta.timeout_ms, owner.loaded_ms) + cfg.abort_timed_out_interval_ms
+
+
+def abort_deadlines(
+    txns: FrozenMap[str, TxnMetadata], coordinators: FrozenMap[str, StatePartition], cfg: TxnConfig
+) -> Iterator[tuple[str, int]]:
+    """(transactional id, deadline ms) of every Ongoing transaction a loaded coordinator holds."""
+    for txn_id, meta in txns.items():
+        owner = coordinators.get(cfg.state_partition(txn_id))
+        if owner is None:
+            continue
+        deadline = abort_deadline(meta, owner, cfg)
+        if deadline is not None:
+            yield txn_id, deadline
+
+
+def late_aborts(
+    txns: FrozenMap[str, TxnMetadata], coordinators: FrozenMap[str, StatePartition], cfg: TxnConfig, now_ms: int
+) -> tuple[str, ...]:
+    """One message per transaction still Ongoing after its rollback deadline on the clock ``now_ms``."""
+    return tuple(
+        f"{txn_id!r} stayed Ongoing past {deadline} ms (now {now_ms} ms; started at {txns[txn_id].start_ms} ms, "
+        f"transaction.timeout.ms {txns[txn_id].timeout_ms} + abort interval {cfg.abort_timed_out_interval_ms}, "
+        f"coordinator loaded at {coordinators[cfg.state_partition(txn_id)].loaded_ms} ms)"
+        for txn_id, deadline in sorted(abort_deadlines(txns, coordinators, cfg))
+        if now_ms > deadline
+    )
