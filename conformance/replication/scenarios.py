@@ -371,6 +371,57 @@ def ISR_EXPIRATION() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "log-start-epoch-cache", min_replicas=3)
+def LOG_START_EPOCH_CACHE() -> tuple[o.Operation, ...]:
+    """The leader-epoch cache at the log start (issue 17; LeaderEpochFileCache.truncateFromStart,
+    which UnifiedLog.maybeIncrementLogStartOffset runs, and clearAndFlush, which
+    UnifiedLog.truncateFullyAndStartAt runs): broker 0 leads epoch 0 and writes records 2-5 that
+    nobody else gets, then is cut off and fenced; broker 1 leads epoch 1 from offset 1, commits
+    records 6-8 with broker 2 and DeleteRecords (KIP-107) moves its log start to 4, so its cache
+    [(0, 0), (1, 1)] becomes [(1, 4)]. Healed, broker 0 fetches at 5 with lastFetchedEpoch 0, older
+    than every epoch the leader still caches: endOffsetFor answers (0, 4), the start of the first
+    later epoch (its "requested epoch smaller than any known epoch" case), and broker 0 diverges at
+    4, not at 1. Then broker 2 crashes holding record 9 of epoch 1, the leader's log start passes
+    its end, and restarted it fetches below the log start (OFFSET_OUT_OF_RANGE): it must restart
+    its log at the leader's log start with an empty cache, so its next Fetch carries no
+    lastFetchedEpoch (ReplicaFetcherThread.latestEpoch reads the cache). Runs only with
+    ``log_start_moves``; random search seldom moves a log start past a diverging follower's epoch."""
+    return (
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Run(1000),
+        o.Produce(2, 1),
+        o.Produce(3, 1),
+        o.Produce(4, 1),
+        o.Produce(5, 1),
+        o.DeliverTo(0),
+        o.DeliverTo(0),
+        o.DeliverTo(0),
+        o.DeliverTo(0),
+        o.Isolate(0),
+        *_session_expiry(),
+        o.Run(3000),
+        o.Run(3000),
+        o.Produce(6, 1),
+        o.Produce(7, 1),
+        o.Produce(8, 1),
+        o.Run(3000),
+        o.DeleteRecordsAt(1, -1),
+        o.Heal(),
+        o.Run(3000),
+        o.Produce(9, -1),
+        o.Run(1000),
+        o.Crash(2),
+        o.Run(31_000),
+        o.Produce(10, 1),
+        o.Produce(11, 1),
+        o.Run(1000),
+        o.DeleteRecordsAt(1, -1),
+        o.Restart(2),
+        o.Run(3000),
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -386,6 +437,7 @@ SCENARIOS: dict[str, Scenario] = {
         ELR_STALE_INCARNATION,
         RESTART_BELOW_LOG_START,
         ISR_EXPIRATION,
+        LOG_START_EPOCH_CACHE,
     )
 }
 
@@ -395,7 +447,7 @@ _ELR_ONLY = frozenset({"elr-last-known-leader", "elr-unclean-shutdown", "elr-sta
 def zoo(cfg: ReplicationConfig) -> list[Scenario]:
     """The scenarios that apply to ``cfg`` (enough replicas; the delayed-fetch one only with waiting
     consumer fetches; the ELR ones only on the ELR rung; the follower-fetching ones only with
-    ``follower_fetching``; the log-start one only with ``log_start_moves``), in the order they run."""
+    ``follower_fetching``; the log-start ones only with ``log_start_moves``), in the order they run."""
     return [
         s
         for s in SCENARIOS.values()
@@ -403,5 +455,5 @@ def zoo(cfg: ReplicationConfig) -> list[Scenario]:
         and (s is not DELAYED_FETCH or cfg.fetch_max_wait_ms > 0)
         and (s.name not in _ELR_ONLY or cfg.elr)
         and (s not in (READ_REPLICA_OUT_OF_ISR, READ_REPLICA_TRUNCATED) or cfg.follower_fetching)
-        and (s is not RESTART_BELOW_LOG_START or cfg.log_start_moves)
+        and (s not in (RESTART_BELOW_LOG_START, LOG_START_EPOCH_CACHE) or cfg.log_start_moves)
     ]

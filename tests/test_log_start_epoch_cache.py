@@ -1,0 +1,92 @@
+"""The zoo's ``log-start-epoch-cache`` scenario (issue 17, the mutation census of impl/replication):
+the leader-epoch cache where the log start moves, as Kafka keeps it.
+
+- LeaderEpochFileCache.truncateFromStart (run by UnifiedLog.maybeIncrementLogStartOffset): the
+  entries at or before the new log start go and the last of them comes back starting there, so
+  endOffsetFor of an epoch older than every cached one answers the start of the first later epoch
+  (the new log start), not where that epoch once began;
+- UnifiedLog.truncateFullyAndStartAt (a follower below its leader's log start,
+  AbstractFetcherThread): LeaderEpochFileCache.clearAndFlush, so the next Fetch carries no
+  lastFetchedEpoch (ReplicaFetcherThread.latestEpoch reads the cache).
+
+The clean reference passes and answers as Kafka does; a planted copy of each bug (the mutation
+census's survivors ``LeaderEpochCache.truncate_from_start:drop`` and
+``ReplicaLog.truncate_fully_and_start_at:drop``) is caught by the scenario, and went unseen by
+the gate without it (docs/benchmarks.md, the census of 2026-11-27)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from kconform.conformance.replication.scenarios import LOG_START_EPOCH_CACHE, run_scenario, zoo
+from kconform.conformance.replication.slice import GATE_CONFIG
+from kconform.conformance.runner import LockstepRun
+from kconform.impl.replication.cluster import ReferenceCluster
+from kconform.impl.replication.log import LeaderEpochCache, ReplicaLog
+from kconform.model.config import ReplicationConfig
+from kconform.traces import events as ev
+
+
+def _run() -> LockstepRun:
+    return run_scenario(ReferenceCluster(), LOG_START_EPOCH_CACHE, GATE_CONFIG, frozenset())
+
+
+def _events(run: LockstepRun, kind: type[ev.Event]) -> list[ev.Event]:
+    return [e for step in run.steps for e in step.events if isinstance(e, kind)]
+
+
+def test_the_scenario_runs_only_where_log_starts_move() -> None:
+    assert LOG_START_EPOCH_CACHE in zoo(GATE_CONFIG)
+    assert LOG_START_EPOCH_CACHE in zoo(ReplicationConfig(log_start_moves=True))
+    assert LOG_START_EPOCH_CACHE not in zoo(ReplicationConfig())
+
+
+@pytest.mark.parametrize("cfg", [GATE_CONFIG, ReplicationConfig(log_start_moves=True)], ids=["gate", "plain"])
+def test_the_clean_reference_answers_as_kafka_and_the_model_agrees(cfg: ReplicationConfig) -> None:
+    run = run_scenario(ReferenceCluster(), LOG_START_EPOCH_CACHE, cfg, frozenset())
+    assert not run.failed, run.failure
+    diverging = [e for e in _events(run, ev.FetchHandled) if e.diverging_epoch >= 0]  # type: ignore[attr-defined]
+    # endOffsetFor(0) on the cache [(1, 4)]: epoch 0 is older than every cached epoch -> (0, 4)
+    assert [(e.follower, e.diverging_epoch, e.diverging_end_offset) for e in diverging] == [(0, 0, 4)]  # type: ignore[attr-defined]
+    reset = [e for e in _events(run, ev.FetchApplied) if e.outcome == "out_of_range"]  # type: ignore[attr-defined]
+    assert [(e.node, e.truncated_to) for e in reset] == [(2, 7)]  # type: ignore[attr-defined]
+    after = [e for e in _events(run, ev.FetchSent) if e.node == 2 and e.fetch_offset == 7]  # type: ignore[attr-defined]
+    assert after and all(e.last_fetched_epoch == -1 for e in after)  # type: ignore[attr-defined]
+
+
+def _keep_cache_on_start_at(self: ReplicaLog, offset: int) -> None:
+    """truncateFullyAndStartAt without clearAndFlush: the old epochs stay cached."""
+    kept = self.epochs
+    ORIGINAL_START_AT(self, offset)
+    self.epochs = kept
+
+
+ORIGINAL_START_AT = ReplicaLog.truncate_fully_and_start_at
+PLANTED: dict[str, tuple[type, str, Callable[..., None], str, str]] = {
+    "truncate-from-start-skipped": (
+        LeaderEpochCache,
+        "truncate_from_start",
+        lambda self, start_offset: None,
+        "fetch_handled",
+        "diverging_end_offset",
+    ),
+    "start-at-keeps-epochs": (
+        ReplicaLog,
+        "truncate_fully_and_start_at",
+        _keep_cache_on_start_at,
+        "fetch_sent",
+        "last_fetched_epoch",
+    ),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(PLANTED))
+def test_a_planted_epoch_cache_bug_is_caught(bug: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    owner, name, planted, event, field = PLANTED[bug]
+    monkeypatch.setattr(owner, name, planted)
+    run = _run()
+    assert run.failed and run.failure is not None
+    assert (run.failure.verdict, run.failure.name) == ("non-conformance", event)
+    assert field in run.failure.message
