@@ -422,6 +422,28 @@ def LOG_START_EPOCH_CACHE() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "demoted-leader-hw", min_replicas=3)
+def DEMOTED_LEADER_HW() -> tuple[o.Operation, ...]:
+    """A demoted leader keeps no leader state (issue 17; Partition.makeFollower: leader-only state
+    goes; Partition.maybeIncrementLeaderHW runs only on the leader, leaderLogIfLocal): broker 0 leads
+    and both followers copy record 2 (broker 0's HW becomes 2, theirs is still 1); broker 1 takes
+    over, broker 2 is cut off, so broker 0, now a follower, is sent HW 1 (UnifiedLog.updateHighWatermark:
+    min(leader HW, own LEO), it may go down, kafka-facts §3.2). Broker 2 is fenced and the ISR
+    update [0, 1] reaches broker 0: its HW must stay the one its leader sent, not the one its old
+    view of the followers' LEOs would give. Random search seldom demotes a leader while a follower's
+    HW lags and then changes the ISR before the next Fetch answer."""
+    return (
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Run(1000),
+        o.Produce(2, 1),
+        o.Run(300),
+        o.MoveLeader(1),
+        o.Isolate(2),
+        *_session_expiry(),
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -438,6 +460,7 @@ SCENARIOS: dict[str, Scenario] = {
         RESTART_BELOW_LOG_START,
         ISR_EXPIRATION,
         LOG_START_EPOCH_CACHE,
+        DEMOTED_LEADER_HW,
     )
 }
 

@@ -1,5 +1,7 @@
-"""The zoo's ``log-start-epoch-cache`` scenario (issue 17, the mutation census of impl/replication):
-the leader-epoch cache where the log start moves, as Kafka keeps it.
+"""Zoo scenarios from issue 17's mutation census of impl/replication (docs/benchmarks.md): each kills
+a census survivor with a Kafka-real situation, the clean reference passes, a planted copy is caught.
+
+``log-start-epoch-cache``: the leader-epoch cache where the log start moves, as Kafka keeps it.
 
 - LeaderEpochFileCache.truncateFromStart (run by UnifiedLog.maybeIncrementLogStartOffset): the
   entries at or before the new log start go and the last of them comes back starting there, so
@@ -12,7 +14,10 @@ the leader-epoch cache where the log start moves, as Kafka keeps it.
 The clean reference passes and answers as Kafka does; a planted copy of each bug (the mutation
 census's survivors ``LeaderEpochCache.truncate_from_start:drop`` and
 ``ReplicaLog.truncate_fully_and_start_at:drop``) is caught by the scenario, and went unseen by
-the gate without it (docs/benchmarks.md, the census of 2026-11-27)."""
+the gate without it (docs/benchmarks.md, the census of 2026-11-27).
+
+``demoted-leader-hw``: a demoted leader keeps no leader state; its HW comes from its leader's answers
+only (Partition.makeFollower, Partition.maybeIncrementLeaderHW runs on the leader only)."""
 
 from __future__ import annotations
 
@@ -20,11 +25,12 @@ from collections.abc import Callable
 
 import pytest
 
-from kconform.conformance.replication.scenarios import LOG_START_EPOCH_CACHE, run_scenario, zoo
+from kconform.conformance.replication.scenarios import DEMOTED_LEADER_HW, LOG_START_EPOCH_CACHE, run_scenario, zoo
 from kconform.conformance.replication.slice import GATE_CONFIG
 from kconform.conformance.runner import LockstepRun
 from kconform.impl.replication.cluster import ReferenceCluster
 from kconform.impl.replication.log import LeaderEpochCache, ReplicaLog
+from kconform.impl.replication.partition import Partition
 from kconform.model.config import ReplicationConfig
 from kconform.traces import events as ev
 
@@ -90,3 +96,31 @@ def test_a_planted_epoch_cache_bug_is_caught(bug: str, monkeypatch: pytest.Monke
     assert run.failed and run.failure is not None
     assert (run.failure.verdict, run.failure.name) == ("non-conformance", event)
     assert field in run.failure.message
+
+
+def _follower_keeps_leader_state(
+    self: Partition, leader: int, leader_epoch: int, isr: tuple[int, ...], pe: int
+) -> None:
+    """makeFollower that keeps the leader-only state (the census survivor Partition.make_follower:drop)."""
+    kept = self.leading
+    ORIGINAL_MAKE_FOLLOWER(self, leader, leader_epoch, isr, pe)
+    self.leading = kept
+
+
+ORIGINAL_MAKE_FOLLOWER = Partition.make_follower
+
+
+def test_a_demoted_leader_takes_its_hw_from_its_leader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``demoted-leader-hw``: the ISR update reaching the demoted broker 0 leaves its HW at the 1 its
+    leader sent (the model agrees); with its old leader state kept, it computes 2 from its old view
+    of the followers and is caught."""
+    assert DEMOTED_LEADER_HW in zoo(ReplicationConfig()) and DEMOTED_LEADER_HW in zoo(GATE_CONFIG)
+    clean = run_scenario(ReferenceCluster(), DEMOTED_LEADER_HW, GATE_CONFIG, frozenset())
+    assert not clean.failed, clean.failure
+    updates = [e for e in _events(clean, ev.MetadataApplied) if e.node == 0 and e.outcome == "update_isr"]  # type: ignore[attr-defined]
+    assert [(e.isr, e.hw) for e in updates] == [((0, 1), 1)]  # type: ignore[attr-defined]
+    monkeypatch.setattr(Partition, "make_follower", _follower_keeps_leader_state)
+    buggy = run_scenario(ReferenceCluster(), DEMOTED_LEADER_HW, GATE_CONFIG, frozenset())
+    assert buggy.failure is not None
+    assert (buggy.failure.verdict, buggy.failure.name) == ("non-conformance", "metadata_applied")
+    assert "hw" in buggy.failure.message
