@@ -474,7 +474,7 @@ def reader_no_skip_no_repeat(s: State, cfg: ReplicationConfig) -> Iterator[Viola
     whichever broker served each one: a switch between the leader and a preferred read replica
     (either way, and on expiry) never skips nor repeats a record. After a reset they start at the
     reset's position."""
-    starts = {n: to for (_b, _f, to, n) in s.ghost.reader.resets}
+    starts = {r.after: r.to for r in s.ghost.reader.resets}
     expected = 0
     for i, d in enumerate(s.ghost.reader.deliveries):
         expected = starts.get(i, expected)
@@ -489,19 +489,27 @@ def reader_no_skip_no_repeat(s: State, cfg: ReplicationConfig) -> Iterator[Viola
 
 @_register(
     "NoResetOnFollowerAnswer",
-    "KIP-392; KAFKA-8365 (FetchCollector.handleInitializeErrors: OFFSET_OUT_OF_RANGE from a preferred "
-    "read replica clears it; only the leader's resets the position)",
+    "KIP-392; KAFKA-8365 (FetchCollector.handleInitializeErrors: OFFSET_OUT_OF_RANGE clears a set "
+    "preferred read replica; only an answer that finds none set resets the position)",
     lambda s: (s.ghost.reader.resets,),
 )
 def no_reset_on_follower_answer(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
-    """The follower-fetching consumer never resets its position because of an answer from a
-    preferred read replica: a lagging or truncated follower's OFFSET_OUT_OF_RANGE sends it back to
-    the leader, which alone decides whether the position is out of range."""
-    for broker, from_follower, to, _n in s.ghost.reader.resets:
-        if from_follower:
+    """The follower-fetching consumer never resets its position while it still has a preferred
+    read replica: a lagging or truncated follower's OFFSET_OUT_OF_RANGE sends it back to the
+    leader, which alone decides whether the position is out of range.
+
+    Judged on whether a replica was set when the answer arrived, not on who answered: a
+    consumer expires its preferred replica lazily, when it next selects a read replica
+    (SubscriptionState.preferredReadReplica), and may do so while a Fetch to the follower is
+    pending; that follower's OFFSET_OUT_OF_RANGE then finds nothing to clear, and Kafka resets
+    (docs/follower-fetching.md)."""
+    for r in s.ghost.reader.resets:
+        if r.replica_set:
+            who = "preferred read replica" if r.from_follower else "leader"
             yield Violation(
                 "NoResetOnFollowerAnswer",
-                f"position reset to {to} on OFFSET_OUT_OF_RANGE from preferred read replica {broker}",
+                f"position reset to {r.to} on OFFSET_OUT_OF_RANGE from {who} {r.broker} "
+                "while a preferred read replica was set",
             )
 
 

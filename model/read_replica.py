@@ -40,7 +40,7 @@ from kconform.model.config import ReplicationConfig
 from kconform.model.errors import NONE, NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE, UNKNOWN_LEADER_EPOCH
 from kconform.model.evolve import evolve
 from kconform.model.not_enabled import NotEnabled
-from kconform.model.reader import NO_REPLICA, Delivery, Reader, ReaderGhost
+from kconform.model.reader import NO_REPLICA, Delivery, Reader, ReaderGhost, Reset
 from kconform.model.records import Entry
 from kconform.model.state import State
 
@@ -145,8 +145,8 @@ def apply_answer(
             ghost = evolve(ghost, deliveries=ghost.deliveries + new)
         return reader, ghost
     if out.error == OFFSET_OUT_OF_RANGE and reader.preferred == NO_REPLICA:
-        reader = evolve(reader, position=reset_to)
-        return reader, evolve(ghost, resets=(*ghost.resets, (broker, from_preferred, reset_to, len(ghost.deliveries))))
+        reset = Reset(broker, from_preferred, reader.preferred != NO_REPLICA, reset_to, len(ghost.deliveries))
+        return evolve(reader, position=reset_to), evolve(ghost, resets=(*ghost.resets, reset))
     if out.error == UNKNOWN_LEADER_EPOCH:
         return reader, ghost
     return evolve(reader, preferred=NO_REPLICA, expires_ms=-1), ghost

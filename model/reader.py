@@ -6,6 +6,7 @@ Kept apart from model.read_replica so that model.state can carry them without a 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from kconform.model.records import Entry
 
@@ -34,11 +35,23 @@ class Delivery:
     served_hw: int
 
 
+class Reset(NamedTuple):
+    """One position reset: the broker whose OFFSET_OUT_OF_RANGE caused it, whether the Fetch went
+    to that broker as a preferred read replica, whether a preferred read replica was still set
+    when the answer arrived (FetchCollector.handleInitializeErrors asks clearPreferredReadReplica
+    first and resets only when it cleared nothing), the position set, and how many deliveries
+    preceded it."""
+
+    broker: int
+    from_follower: bool
+    replica_set: bool
+    to: int
+    after: int
+
+
 @dataclass(frozen=True)
 class ReaderGhost:
-    """What only the reader's invariants read: every delivery, every position reset with the
-    broker whose answer caused it, whether that broker was a preferred read replica, the position
-    the reset set and how many deliveries preceded it."""
+    """What only the reader's invariants read: every delivery and every position reset."""
 
     deliveries: tuple[Delivery, ...] = ()
-    resets: tuple[tuple[int, bool, int, int], ...] = ()
+    resets: tuple[Reset, ...] = ()

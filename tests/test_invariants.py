@@ -10,7 +10,7 @@ import pytest
 from kconform.model import invariants as I
 from kconform.model import replication as R
 from kconform.model.config import ReplicationConfig
-from kconform.model.reader import Delivery, ReaderGhost
+from kconform.model.reader import Delivery, ReaderGhost, Reset
 from kconform.model.state import DelayedFetch, State
 from kconform.traces.events import Entry
 from tests.modelkit import booted, replicate
@@ -78,7 +78,9 @@ BAD_STATES: dict[str, Callable[[State], State]] = {
     "ReaderNoSkipNoRepeat": lambda s: replace(
         s, ghost=replace(s.ghost, reader=ReaderGhost((Delivery(s.replicas[0].log[0], 1, True, 1),) * 2))
     ),
-    "NoResetOnFollowerAnswer": lambda s: replace(s, ghost=replace(s.ghost, reader=ReaderGhost((), ((1, True, 0, 0),)))),
+    "NoResetOnFollowerAnswer": lambda s: replace(
+        s, ghost=replace(s.ghost, reader=ReaderGhost((), (Reset(1, True, True, 0, 0),)))
+    ),
 }
 BAD_CONFIGS: dict[str, ReplicationConfig] = {"ElrDurability": ReplicationConfig(eligible_leader_replicas_version=1)}
 """Invariants whose guarantee holds on one rung only (ELR: KIP-966); tests/test_elr.py has the other rungs."""

@@ -16,7 +16,7 @@ from kconform.model.errors import (
     UNKNOWN_LEADER_EPOCH,
 )
 from kconform.model.evolve import evolve
-from kconform.model.reader import Delivery, Reader, ReaderGhost
+from kconform.model.reader import Delivery, Reader, ReaderGhost, Reset
 from kconform.model.state import State
 from tests.modelkit import booted, replicate
 
@@ -100,7 +100,7 @@ def test_out_of_range_from_a_follower_goes_back_to_the_leader() -> None:
     reader, ghost = RR.apply_answer(at_follower, ReaderGhost(), 0, 5000, 1, True, 5, oor, 0)
     assert reader == Reader(5) and ghost.resets == ()
     reader, ghost = RR.apply_answer(reader, ghost, 0, 5000, 0, False, 5, oor, 2)
-    assert reader == Reader(2) and ghost.resets == ((0, False, 2, 0),)
+    assert reader == Reader(2) and ghost.resets == (Reset(0, False, False, 2, 0),)
     # UNKNOWN_LEADER_EPOCH is only logged; other errors clear the preferred replica
     unknown = RR.ReplicaFetchOutcome(UNKNOWN_LEADER_EPOCH, (), -1, RR.NO_REPLICA)
     assert RR.apply_answer(at_follower, ReaderGhost(), 0, 5000, 1, True, 5, unknown, 0)[0] == at_follower
@@ -108,9 +108,7 @@ def test_out_of_range_from_a_follower_goes_back_to_the_leader() -> None:
     assert RR.apply_answer(at_follower, ReaderGhost(), 0, 5000, 1, True, 5, fenced, 0)[0] == Reader(5)
 
 
-def _with_reader(
-    s: State, deliveries: tuple[Delivery, ...], resets: tuple[tuple[int, bool, int, int], ...] = ()
-) -> State:
+def _with_reader(s: State, deliveries: tuple[Delivery, ...], resets: tuple[Reset, ...] = ()) -> State:
     return evolve(s, ghost=evolve(s.ghost, reader=ReaderGhost(deliveries, resets)))
 
 
@@ -138,13 +136,32 @@ def test_reader_no_skip_no_repeat_fires_and_near_miss() -> None:
     assert "ReaderNoSkipNoRepeat" not in _names(_with_reader(s, switch))
     # a reset by the leader restarts the count at its position
     after_reset = (Delivery(log[0], 0, False, 3), Delivery(log[1], 0, False, 3), Delivery(log[0], 0, False, 3))
-    assert "ReaderNoSkipNoRepeat" not in _names(_with_reader(s, after_reset, ((0, False, 0, 2),)))
+    assert "ReaderNoSkipNoRepeat" not in _names(_with_reader(s, after_reset, (Reset(0, False, False, 0, 2),)))
 
 
 def test_no_reset_on_follower_answer_fires_and_near_miss() -> None:
     s = _written(1)
-    assert "NoResetOnFollowerAnswer" in _names(_with_reader(s, (), ((1, True, 0, 0),)))
-    assert "NoResetOnFollowerAnswer" not in _names(_with_reader(s, (), ((0, False, 0, 0),)))
+    assert "NoResetOnFollowerAnswer" in _names(_with_reader(s, (), (Reset(1, True, True, 0, 0),)))
+    assert "NoResetOnFollowerAnswer" in _names(_with_reader(s, (), (Reset(0, False, True, 0, 0),)))
+    assert "NoResetOnFollowerAnswer" not in _names(_with_reader(s, (), (Reset(0, False, False, 0, 0),)))
+    # the lazy-expiry race: nothing was set when the follower's answer came, so Kafka resets
+    assert "NoResetOnFollowerAnswer" not in _names(_with_reader(s, (), (Reset(1, True, False, 0, 0),)))
+
+
+def test_out_of_range_from_a_follower_after_expiry_resets() -> None:
+    """SubscriptionState.preferredReadReplica expires the replica lazily, when the consumer next
+    selects one, even with a Fetch to the follower pending (AbstractFetch.prepareFetchRequests);
+    the follower's OFFSET_OUT_OF_RANGE then finds nothing to clear (clearPreferredReadReplica is
+    empty) and FetchCollector.handleInitializeErrors resets. The model does the same, and
+    NoResetOnFollowerAnswer stays silent on it."""
+    s = _written(1)
+    at_follower = Reader(5, 1, 9000)
+    expired, target, preferred = RR.read_replica(at_follower, 9001, 0)
+    assert (expired, target, preferred) == (Reader(5), 0, False)
+    oor = RR.ReplicaFetchOutcome(OFFSET_OUT_OF_RANGE, (), 1, RR.NO_REPLICA)
+    reader, ghost = RR.apply_answer(expired, ReaderGhost(), 9002, 5000, 1, True, 5, oor, 0)
+    assert reader == Reader(0) and ghost.resets == (Reset(1, True, False, 0, 0),)
+    assert "NoResetOnFollowerAnswer" not in _names(evolve(s, ghost=evolve(s.ghost, reader=ghost)))
 
 
 def test_follower_reads_join_the_consumed_ghost() -> None:
