@@ -465,11 +465,16 @@ def _quiet(argv: list[str]) -> int:
 
 
 def counterexample_samples(root: Path) -> list[Path]:
-    """Counterexample files written by ``gate`` (replication and exactly-once) and ``explore``."""
+    """Counterexample files written by ``gate`` (replication, with the log-start and follower-fetching
+    operations too, and exactly-once) and ``explore``."""
     root.mkdir(parents=True, exist_ok=True)
     runs = [
         ["gate", "--examples", "20", "--seed", "1", "--mutant", "acks-all-no-wait", "--no-progress"],
         ["gate", "--examples", "20", "--seed", "1", "--mutant", "no-epoch-fencing", "--no-progress"],
+        # delete_records_at and retention (log start moves, KIP-107), consume_replica (KIP-392): each
+        # mutant's MUTANT_CONFIG turns its operations on
+        ["gate", "--examples", "20", "--seed", "1", "--mutant", "kafka-9491-start-at-keeps-hw", "--no-progress"],
+        ["gate", "--examples", "20", "--seed", "1", "--mutant", "reset-on-follower-out-of-range", "--no-progress"],
         ["gate", "--examples", "20", "--seed", "1", "--slice", "txn", "--mutant", "no-sequence-dedup", "--no-progress"],
         ["explore", "--set", "protocol=kip-101", "--replicas", "2", "--no-progress"],
     ]

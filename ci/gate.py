@@ -216,10 +216,14 @@ def run_gate(options: GateOptions, console: Console | None = None) -> int:
     console = console or Console()
     seed = options.seed if options.seed is not None else random.randrange(2**31)
     cfg = options.config
+    for name in options.mutants:  # run a planted mutant where it is observable, as --self-check does
+        cfg = config_for(name, cfg)
     console.print(
         f"kconform gate: implementation={options.implementation} {_describe(cfg)} seed={seed}"
         + (f" mutants={','.join(options.mutants)}" if options.mutants else "")
     )
+    if cfg != options.config:
+        console.print(f"mutants {', '.join(options.mutants)} run with their impl/mutants.py MUTANT_CONFIG")
     cases: list[JUnitCase] = []
     try:
         if options.self_check:

@@ -16,10 +16,11 @@ from kconform.ci.gate import run_gate
 from kconform.ci.options import GateOptions, ReplayOptions
 from kconform.conformance.hunt import run_campaign
 from kconform.impl import ReferenceCluster
+from kconform.impl.mutants import config_for
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces.counterexample import read_counterexample
 from kconform.traces.events import Event
-from kconform.traces.operations import Operation, Produce
+from kconform.traces.operations import Operation, Produce, Retention
 from kconform.traces.replay import replay, run_replay
 
 SMALL = os.environ.get("KCONFORM_BUDGET") == "small"
@@ -62,6 +63,30 @@ def test_gate_finds_the_mutant_and_the_file_replays(tmp_path: Path) -> None:
     out = _console()
     assert run_replay(cx, ReplayOptions("reference"), out) == EXIT_VIOLATION
     assert "reproduces the recorded verdict" in out.export_text()
+
+
+def test_a_planted_mutant_runs_where_it_is_observable(tmp_path: Path) -> None:
+    """``gate --mutant NAME`` applies NAME's MUTANT_CONFIG, as ``--self-check`` does: a log-start
+    mutant planted in the default configuration (log starts never move) would pass unseen."""
+    console = _console()
+    name = "kafka-5634-retention-past-hw"
+    code = run_gate(
+        GateOptions(ReplicationConfig(), examples=20, seed=1, mutants=(name,), out=tmp_path, progress=False), console
+    )
+    assert code == EXIT_VIOLATION, console.export_text()
+    assert "run with their impl/mutants.py MUTANT_CONFIG" in console.export_text()
+    (path,) = tmp_path.glob("counterexample-*.jsonl")
+    cx = read_counterexample(path)
+    assert cx.mutants == (name,) and any(isinstance(step.op, Retention) for step in cx.steps)
+    # the clean reference under the same (mutant's) configuration passes
+    clean = _console()
+    assert (
+        run_gate(
+            GateOptions(config_for(name, ReplicationConfig()), examples=5, seed=1, out=tmp_path / "c", progress=False),
+            clean,
+        )
+        == EXIT_PASS
+    ), clean.export_text()
 
 
 def test_buggy_protocol_rung_is_an_invariant_violation(tmp_path: Path) -> None:
