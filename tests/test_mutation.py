@@ -123,7 +123,8 @@ def test_import_hook_serves_the_mutant_and_only_it(tmp_path: Path, monkeypatch: 
 def test_slices_for_modules() -> None:
     assert child.slices_for("kconform.impl.txn.log") == ("txn",)
     assert child.slices_for("kconform.impl.replication.fetcher") == ("replication",)
-    assert child.slices_for("kconform.impl.clock") == ("replication", "txn")
+    assert child.slices_for("kconform.impl.clock") == ("replication", "txn", "fetch")
+    assert child.slices_for("kconform.impl.fetch.broker") == ("fetch",)
 
 
 def test_classification() -> None:

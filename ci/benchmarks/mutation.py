@@ -7,7 +7,7 @@ Run: ``python -m kconform.ci.benchmarks.mutation [--per-module 8 | --all] [--see
 What it does, in one run:
 
 1. the default gate's campaigns on the unmutated reference (zoo + ``--examples`` runs of every
-   gate configuration: replication, exactly-once TV0 and TV2; ``--seed``; the same code the gate
+   gate configuration: replication, exactly-once TV0 and TV2, fetch sessions; ``--seed``; the same code the gate
    runs, without shrinking) under coverage.py with ``branch=True``: the branch coverage of impl/
    per module and in total;
 2. the mutants of every module of impl/ (``ci.mutation.operators``: relational swaps, constants

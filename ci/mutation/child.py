@@ -85,12 +85,20 @@ def install(module: str, mid: str) -> None:
     sys.meta_path.insert(0, MutantFinder(module, code, path))
 
 
+def every_slice() -> tuple[str, ...]:
+    """Every built-in slice, in the gate's order (conformance.registry.BUILTIN_SLICES)."""
+    from kconform.conformance.registry import BUILTIN_SLICES
+
+    return tuple(BUILTIN_SLICES)
+
+
 def slices_for(module: str) -> tuple[str, ...]:
-    """The slices whose gate runs the module: its own slice's, or every slice's for shared code."""
+    """The slices whose gate runs the module: its own slice's, or every slice's for shared code
+    (impl/clock.py, network.py, ...: the fetch-session cluster runs on them too)."""
     parts = module.split(".")
     if len(parts) > 3 and parts[1] == "impl":
         return (parts[2],)
-    return ("replication", "txn")
+    return every_slice()
 
 
 def run_gate(slices: Sequence[str], examples: int, seed: int, adapter_timeout_s: float) -> dict[str, Any]:
@@ -155,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cov = coverage.Coverage(data_file=str(args.coverage), branch=True, source=[str(ROOT / "impl")])
         cov.start()
         try:
-            outcome = run_gate(slices or ("replication", "txn"), args.examples, args.seed, args.adapter_timeout)
+            outcome = run_gate(slices or every_slice(), args.examples, args.seed, args.adapter_timeout)
         finally:
             cov.stop()
             cov.save()
