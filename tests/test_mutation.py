@@ -81,6 +81,14 @@ def test_skips_docstrings_asserts_and_named_mutant_branches() -> None:
     assert any(m.before == "v == 3" for m in ms)
 
 
+def test_inert_statements_are_not_dropped() -> None:
+    """A Protocol method's ``...`` (as a docstring) does nothing: dropping it is no mutant; a call
+    statement beside it is one."""
+    source = "class P:\n    def f(self) -> int: ...\n\ndef g(x: list[int]) -> None:\n    ...\n    x.clear()\n"
+    drops = [m.before for m in sites(source, "synthetic") if m.operator == "drop"]
+    assert drops == ["x.clear()"]
+
+
 def test_ids_are_stable_when_other_code_moves_and_unique() -> None:
     ms = sites(SOURCE, "synthetic")
     assert len({m.mid for m in ms}) == len(ms)

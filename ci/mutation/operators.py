@@ -82,8 +82,10 @@ def _is_mutant_switch(test: ast.expr) -> bool:
     )
 
 
-def _is_docstring(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+def _is_inert(stmt: ast.stmt) -> bool:
+    """A constant as a statement (a docstring, a Protocol method's ``...``): it does nothing, so
+    dropping it would be an equivalent mutant by construction."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
 
 
 def _guard(stmt: ast.stmt) -> bool:
@@ -116,7 +118,7 @@ class _Finder:
             self.body(stmt.body, in_function=not isinstance(stmt, ast.ClassDef) or in_function)
             self._names.pop()
             return
-        if isinstance(stmt, ast.Assert | ast.Import | ast.ImportFrom) or _is_docstring(stmt):
+        if isinstance(stmt, ast.Assert | ast.Import | ast.ImportFrom) or _is_inert(stmt):
             return
         if isinstance(stmt, ast.If) and _is_mutant_switch(stmt.test):
             # The body is the named mutant's own code; the rest (elif / else) is the reference's.
