@@ -278,6 +278,8 @@ def run_gate(options: GateOptions, console: Console | None = None) -> int:
                 f = result.failure.failure
                 path = _report_failure(result.failure, options, console, f"counterexample-{seed}")
                 console.print(f"[bold red]{f.verdict}[/bold red] {f.name}: {f.message}")
+                if result.failure.cfg != cfg:  # a zoo scenario pinned to a configuration of its own
+                    console.print(f"found on {_describe(result.failure.cfg)} (the zoo scenario's own configuration)")
                 console.print(f"counterexample written to {path}; replay with: kconform replay {path}")
                 code = EXIT_VIOLATION
             elif options.min_coverage is not None and cov.percent < options.min_coverage:

@@ -12,7 +12,7 @@ buggy one.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from kconform.conformance.adapter import Adapter
 from kconform.conformance.runner import LockstepRun
@@ -27,11 +27,26 @@ class HasOps(Protocol):
     def ops(self) -> tuple[o.Operation, ...]: ...
 
 
+@runtime_checkable
+class Configures(Protocol):
+    """A scenario that runs on a configuration of its own derived from the gate's (the replication
+    zoo's scenarios pinned to an older protocol rung): its run, and so its counterexample file,
+    carries that configuration."""
+
+    def configure(self, cfg: Any) -> Any: ...
+
+
+def scenario_config(scenario: HasOps, cfg: AnyConfig) -> AnyConfig:
+    """The configuration ``scenario`` runs on when the gate runs ``cfg``."""
+    return scenario.configure(cfg) if isinstance(scenario, Configures) else cfg
+
+
 def run_scenario(
     adapter: Adapter, scenario: HasOps, cfg: AnyConfig, mutants: frozenset[str], seed: int = 0
 ) -> LockstepRun:
-    """One lockstep run of ``scenario`` (of any slice); it stops at the first failing finding."""
-    run = LockstepRun(adapter, cfg, seed, mutants)
+    """One lockstep run of ``scenario`` (of any slice) on ``scenario_config(scenario, cfg)``; it
+    stops at the first failing finding."""
+    run = LockstepRun(adapter, scenario_config(scenario, cfg), seed, mutants)
     run.boot()
     for op in scenario.ops:
         if run.failed:
@@ -72,4 +87,4 @@ def declare(kind: Callable[..., S], name: str, **fields: Any) -> Callable[[Calla
     return make
 
 
-__all__ = ["HasOps", "declare", "first_failing_run", "run_scenario"]
+__all__ = ["Configures", "HasOps", "declare", "first_failing_run", "run_scenario", "scenario_config"]

@@ -11,11 +11,11 @@ and fails on a buggy one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kconform.conformance.scenarios import declare
 from kconform.conformance.scenarios import run_scenario as run_scenario  # one run loop for every slice
-from kconform.model.config import ReplicationConfig
+from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces import operations as o
 
 
@@ -27,6 +27,19 @@ class Scenario:
     doc: str
     min_replicas: int
     ops: tuple[o.Operation, ...]
+    protocol: Protocol | None = None
+    """The rung the scenario runs on whatever the gate's (None: the gate's own). The top rung
+    truncates on fetch and never sends OffsetsForLeaderEpoch, so the follower's truncation through
+    it (KIP-101, KIP-279, KIP-320) is only judged when a scenario runs on an older rung."""
+
+    def configure(self, cfg: ReplicationConfig) -> ReplicationConfig:
+        """The configuration the scenario runs on when the gate runs ``cfg``: ``cfg`` itself, or on
+        ``protocol`` without what the rung's Kafka versions did not have (KIP-966 ELR, 4.0; KIP-392
+        follower fetching, 2.4), the rest (delays, log start moves, timeouts) kept. The run, and so
+        a counterexample file, carries it: replay re-drives the same rung."""
+        if self.protocol is None or self.protocol is cfg.protocol:
+            return cfg
+        return replace(cfg, protocol=self.protocol, eligible_leader_replicas_version=0, follower_fetching=False)
 
 
 @declare(Scenario, "fast-failover", min_replicas=3)
@@ -444,6 +457,78 @@ def DEMOTED_LEADER_HW() -> tuple[o.Operation, ...]:
     )
 
 
+def _divergent_epochs() -> tuple[o.Operation, ...]:
+    """Brokers 0 and 2 end up holding records of epochs 0 and 2 that leader 1 of epoch 3 never had
+    (its log: epochs 0, 1, 1); the operations of the ``divergent-epochs`` scenarios."""
+    return (
+        o.Run(1000),
+        o.Produce(1, 1),
+        o.Run(1000),
+        o.Produce(2, 1),  # record 2 (epoch 0) reaches broker 0 only
+        o.DeliverTo(0),
+        o.DeliverTo(0),
+        o.DeliverTo(0),
+        o.Isolate(0),
+        o.MoveLeader(1),
+        o.Run(3100),  # the producer's metadata refresh (5 s) finds leader 1
+        o.Produce(3, 1),  # records 3 and 4 (epoch 1) on brokers 1 and 2
+        o.Produce(4, 1),
+        o.Run(500),
+        o.Heal(),
+        o.Isolate(1),
+        o.MoveLeader(0),  # epoch 2: broker 2 truncates record 3 and copies record 2
+        o.Run(4500),  # the next refresh (10 s) finds leader 0; broker 1 cut off for 4.5 s (< 9 s session)
+        o.Produce(5, 1),  # records 5 and 6 (epoch 2) on brokers 0 and 2
+        o.Produce(6, 1),
+        o.Run(300),
+        o.MoveLeader(1),  # epoch 3: leader 1 (epochs 0, 1, 1) never had epoch 2
+        o.Heal(),
+        o.Run(1000),
+        o.Run(3000),
+    )
+
+
+@declare(Scenario, "divergent-epochs", min_replicas=3)
+def DIVERGENT_EPOCHS() -> tuple[o.Operation, ...]:
+    """KIP-595-style truncation on fetch (KAFKA-10554, 2.7; AbstractFetcherThread.truncateOnFetchResponse,
+    AbstractFetcherThreadTest.testDivergingEpochs): the leader answers a Fetch whose lastFetchedEpoch
+    it never had with a divergingEpoch, the follower truncates and fetches again with its new last
+    epoch. AbstractFetcherThread.getOffsetTruncationState (KIP-101, KIP-279;
+    AbstractFetcherThreadTest.testTruncation: the follower's epochs 0, 2, 4 against the leader's 1,
+    3, 5): brokers 0 and 2 hold records of epochs 0, 0, 2, 2 and leader 1 of epoch 3 holds epochs 0,
+    1, 1. The leader's end offset for epoch 2 is (1, 3); a follower without epoch 1 truncates to its
+    own end of epoch 0 (offset 2) and asks again, and the leader's (0, 1) then cuts its second epoch-0
+    record: two divergent epochs in a row, each truncation point the lower of the follower's own end
+    offset and the leader's, never the leader's alone. The fast-failover scenario reaches only a
+    follower that has the leader's epoch with the longer end."""
+    return _divergent_epochs()
+
+
+@declare(Scenario, "divergent-epochs-kip-320", min_replicas=3, protocol=Protocol.KIP_320)
+def DIVERGENT_EPOCHS_KIP_320() -> tuple[o.Operation, ...]:
+    """The divergent-epochs operations on the KIP-320 rung (2.1 to 2.6): a new follower truncates
+    through OffsetsForLeaderEpoch before it fetches (AbstractFetcherThread.maybeTruncate,
+    truncateToEpochEndOffsets; the request carries currentLeaderEpoch, KIP-320). At boot the followers
+    have no epoch and the answer is undefined: they truncate to their HW (UNDEFINED_EPOCH_OFFSET,
+    AbstractFetcherThreadTest.testTruncateToHighWatermarkIfLeaderEpochInfoNotAvailable). Then the
+    answer (1, 3) is an epoch broker 0 never had: it truncates to 2 and is not done
+    (truncationCompleted = false: it asks again with epoch 0), and (0, 1) completes it at 1. The top
+    rung truncates on fetch and never sends OffsetsForLeaderEpoch, so only a scenario pinned to an
+    older rung judges this path."""
+    return _divergent_epochs()
+
+
+@declare(Scenario, "divergent-epochs-kip-101", min_replicas=3, protocol=Protocol.KIP_101)
+def DIVERGENT_EPOCHS_KIP_101() -> tuple[o.Operation, ...]:
+    """The divergent-epochs operations on the KIP-101 rung (0.11): OffsetsForLeaderEpoch v0 answers
+    carry no epoch, so the follower truncates to min(the leader's end offset, its own LEO) at once
+    (AbstractFetcherThread.getOffsetTruncationState's UNDEFINED_EPOCH branch, "either leader or
+    follower or both use inter-broker protocol version < KAFKA_2_0_IV0"), and before KAFKA-7415 a
+    leader that has not written in its epoch answers a later epoch undefined (the follower falls back
+    to its HW). Requests carry no currentLeaderEpoch."""
+    return _divergent_epochs()
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -461,6 +546,9 @@ SCENARIOS: dict[str, Scenario] = {
         ISR_EXPIRATION,
         LOG_START_EPOCH_CACHE,
         DEMOTED_LEADER_HW,
+        DIVERGENT_EPOCHS,
+        DIVERGENT_EPOCHS_KIP_320,
+        DIVERGENT_EPOCHS_KIP_101,
     )
 }
 

@@ -1,0 +1,224 @@
+"""The zoo's truncation scenarios (issue 17, the fetcher's power): ``divergent-epochs`` on the top
+rung (truncation on fetch, KAFKA-10554) and pinned to the KIP-320 and KIP-101 rungs
+(OffsetsForLeaderEpoch). Each passes on the clean reference, carries its rung into its run (and so
+into a counterexample file), and catches a planted copy of a fetcher bug the mutation benchmark
+found surviving, which the fast-failover scenario (the zoo's only truncation shape before) lets
+through."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from kconform.ci import cli
+from kconform.ci.exitcodes import EXIT_VIOLATION
+from kconform.ci.gate import counterexample_of
+from kconform.conformance.adapter import AdapterError
+from kconform.conformance.hunt import run_campaign
+from kconform.conformance.judge import NON_CONFORMANCE
+from kconform.conformance.replication import scenarios as rscen
+from kconform.conformance.replication.slice import GATE_CONFIG
+from kconform.conformance.runner import LockstepRun
+from kconform.conformance.scenarios import scenario_config
+from kconform.impl import ReferenceCluster
+from kconform.impl.replication import fetcher
+from kconform.impl.replication.log import ReplicaLog
+from kconform.impl.replication.messages import EpochQueryRequest
+from kconform.model.config import Protocol, ReplicationConfig
+from kconform.traces import events as ev
+from kconform.traces.counterexample import write_counterexample
+
+DEFAULT = ReplicationConfig()
+NAMES = ("divergent-epochs", "divergent-epochs-kip-320", "divergent-epochs-kip-101")
+
+
+def _run(name: str, cfg: ReplicationConfig = DEFAULT) -> LockstepRun:
+    return rscen.run_scenario(ReferenceCluster(), rscen.SCENARIOS[name], cfg, frozenset())
+
+
+E = TypeVar("E", bound=ev.Event)
+
+
+def _events(run: LockstepRun, kind: type[E]) -> list[E]:
+    return [e for step in run.steps for e in step.events if isinstance(e, kind)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("cfg", [ReplicationConfig(), GATE_CONFIG], ids=["default", "gate"])
+def test_the_clean_reference_conforms_and_every_follower_ends_with_the_leaders_log(
+    name: str, cfg: ReplicationConfig
+) -> None:
+    run = _run(name, cfg)
+    assert run.failure is None, run.failure
+    assert isinstance(run.adapter, ReferenceCluster)
+    logs = {tuple(x.epoch for x in b.log.entries) for b in run.adapter.cluster.brokers}
+    assert logs == {(0, 1, 1)}
+
+
+def test_pinned_scenarios_run_on_their_rung_without_what_it_did_not_have() -> None:
+    """The run (and a counterexample file written from it) carries the pinned rung; ELR (4.0) and
+    follower fetching (2.4) are off below them, every other setting is the gate's."""
+    cfg = scenario_config(rscen.DIVERGENT_EPOCHS_KIP_320, GATE_CONFIG)
+    assert isinstance(cfg, ReplicationConfig)
+    assert (cfg.protocol, cfg.elr, cfg.follower_fetching) == (Protocol.KIP_320, False, False)
+    assert replace(cfg, protocol=GATE_CONFIG.protocol, eligible_leader_replicas_version=1, follower_fetching=True) == (
+        GATE_CONFIG
+    )
+    kip_101 = _run("divergent-epochs-kip-101").cfg
+    assert isinstance(kip_101, ReplicationConfig) and kip_101.protocol is Protocol.KIP_101
+    assert scenario_config(rscen.DIVERGENT_EPOCHS, GATE_CONFIG) is GATE_CONFIG
+    assert {s.name for s in rscen.zoo(ReplicationConfig())} >= set(NAMES)
+    assert not {s.name for s in rscen.zoo(ReplicationConfig(replicas=2))} & set(NAMES)
+
+
+def test_divergent_epochs_truncates_twice_on_fetch() -> None:
+    """Broker 0 (epochs 0, 0, 2, 2) against leader 1 (0, 1, 1): divergingEpoch (1, 3) → its own end
+    of epoch 0, 2; then (0, 1) → 1 (AbstractFetcherThreadTest.testTruncation's shape)."""
+    run = _run("divergent-epochs")
+    handled = [(e.diverging_epoch, e.diverging_end_offset) for e in _events(run, ev.FetchHandled) if e.follower == 0]
+    assert [d for d in handled if d != (-1, -1)][-2:] == [(1, 3), (0, 1)]
+    cuts = [e.truncated_to for e in _events(run, ev.FetchApplied) if e.node == 0 and e.outcome == "diverged"]
+    assert cuts[-2:] == [2, 1]
+
+
+def test_the_kip_320_run_asks_again_after_an_epoch_it_never_had() -> None:
+    run = _run("divergent-epochs-kip-320")
+    applied = [(e.outcome, e.truncated_to) for e in _events(run, ev.EpochQueryApplied) if e.node == 0]
+    assert applied[-2:] == [("retry", 2), ("truncated", 1)]
+    undefined = [e for e in _events(run, ev.EpochQueryHandled) if e.end_offset == -1]
+    assert undefined  # the boot-time answers to followers without an epoch
+
+
+# Planted copies of the survivors of the mutation benchmark (docs/benchmarks.md) -----------------
+
+
+def _own_epoch_check_negated(log: ReplicaLog, epoch: int, end_offset: int, kip101_only: bool) -> int:
+    """diverging_epoch_truncation with `own_epoch != -1` negated: a follower that has an earlier
+    epoch than the leader's diverging one takes the leader's end offset instead of its own."""
+    own_epoch, own_end = log.epochs.end_offset_for(epoch, log.leo)
+    if own_epoch == epoch:
+        return min(end_offset, own_end, log.leo)
+    if own_epoch == -1:
+        return min(own_end, log.leo)
+    return min(end_offset, log.leo)
+
+
+def _own_end_ignored(log: ReplicaLog, epoch: int, end_offset: int, kip101_only: bool) -> int:
+    """diverging_epoch_truncation with `own_epoch == epoch` negated: the follower's own end offset
+    for the leader's epoch is used alone (a follower longer in that epoch keeps its extra records)."""
+    own_epoch, own_end = log.epochs.end_offset_for(epoch, log.leo)
+    if own_epoch != epoch and own_epoch != -1:
+        return min(end_offset, own_end, log.leo)
+    if own_epoch != -1:
+        return min(own_end, log.leo)
+    return min(end_offset, log.leo)
+
+
+def _undefined_answer_taken(log: ReplicaLog, epoch: int, end_offset: int, kip101_only: bool) -> tuple[int, bool]:
+    """epoch_answer_truncation off by one (`end_offset == -1` written `== -2`): an undefined answer
+    (UNDEFINED_EPOCH_OFFSET) is not recognised, the follower truncates to min(-1, LEO): the reference
+    fails (the gate's "the implementation failed", exit 2, which does not pass it)."""
+    if end_offset == -2:
+        return log.hw, True
+    if epoch == -1 or kip101_only:
+        return min(end_offset, log.leo), True
+    own_epoch, own_end = log.epochs.end_offset_for(epoch, log.leo)
+    if own_epoch == epoch:
+        return min(end_offset, own_end, log.leo), True
+    if own_epoch != -1:
+        return min(own_end, log.leo), False
+    return min(end_offset, log.leo), True
+
+
+def _done_after_one_round(log: ReplicaLog, epoch: int, end_offset: int, kip101_only: bool) -> tuple[int, bool]:
+    """epoch_answer_truncation without truncationCompleted = false: a follower that never had the
+    answer's epoch truncates once and starts fetching (before KIP-279's second round trip)."""
+    offset, _complete = ORIGINAL_EPOCH_ANSWER(log, epoch, end_offset, kip101_only)
+    return offset, True
+
+
+ORIGINAL_EPOCH_ANSWER = fetcher.epoch_answer_truncation
+
+
+def _epoch_query_unfenced(self: fetcher.ReplicaFetcher) -> int:
+    """_send_epoch_query with its protocol flag negated: OffsetsForLeaderEpoch without
+    currentLeaderEpoch on the KIP-320 rung (and with it below)."""
+    view = self.partition.view
+    requested = self.log.epochs.latest_epoch()
+    current = view.leader_epoch if not self.rt.config.protocol.fenced else -1
+    request = EpochQueryRequest(view.leader, requested, current, view.leader_epoch)
+    msg = self.rt.network.send(self.broker_id, view.leader, request)
+    self.rt.events.emit(ev.EpochQuerySent(self.broker_id, msg, view.leader, requested, current, view.leader_epoch))
+    return msg
+
+
+PLANTED: dict[str, tuple[str, Callable[..., object], str, str]] = {
+    "own epoch check negated": (
+        "diverging_epoch_truncation",
+        _own_epoch_check_negated,
+        "divergent-epochs",
+        "fetch_applied",
+    ),
+    "own end offset alone": ("diverging_epoch_truncation", _own_end_ignored, "divergent-epochs", "fetch_applied"),
+    "undefined answer not recognised": (
+        "epoch_answer_truncation",
+        _undefined_answer_taken,
+        "divergent-epochs-kip-320",
+        "implementation failed",
+    ),
+    "truncation complete after one round": (
+        "epoch_answer_truncation",
+        _done_after_one_round,
+        "divergent-epochs-kip-320",
+        "epoch_query_applied",
+    ),
+}
+
+
+@pytest.mark.parametrize("bug", sorted(PLANTED))
+def test_a_planted_truncation_bug_is_caught_here_and_not_by_fast_failover_on_the_gates_rung(
+    bug: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    attr, plant, scenario, caught_at = PLANTED[bug]
+    monkeypatch.setattr(fetcher, attr, plant)
+    if caught_at == "implementation failed":
+        with pytest.raises(AdapterError, match="truncate to -1"):
+            _run(scenario)
+    else:
+        run = _run(scenario)
+        assert run.failure is not None
+        assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, caught_at), run.failure
+    # the near miss: the zoo's truncation shape before, on the gate's rung, lets it through
+    near_miss = rscen.run_scenario(ReferenceCluster(), rscen.FAST_FAILOVER, ReplicationConfig(), frozenset())
+    assert near_miss.failure is None, near_miss.failure
+
+
+def test_an_unfenced_epoch_query_is_caught_on_the_kip_320_rung(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fetcher.ReplicaFetcher, "_send_epoch_query", _epoch_query_unfenced)
+    run = _run("divergent-epochs-kip-320")
+    assert run.failure is not None
+    assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, "epoch_query_sent"), run.failure
+    # the near miss: the top rung never sends OffsetsForLeaderEpoch, so its scenario cannot see it
+    assert _run("divergent-epochs").failure is None
+
+
+def test_the_zoos_counterexample_carries_the_pinned_rung_and_replays_there(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """End to end: the default gate's campaign finds the planted unfenced OffsetsForLeaderEpoch in
+    the zoo; the counterexample file the gate writes from that run names the KIP-320 rung in its
+    header, and replay re-drives it there and reproduces the finding (exit 1)."""
+    monkeypatch.setattr(fetcher.ReplicaFetcher, "_send_epoch_query", _epoch_query_unfenced)
+    result = run_campaign(ReferenceCluster, DEFAULT, frozenset(), seed=7, examples=0)
+    assert result.failure is not None and result.failure.failure is not None
+    assert result.failure.failure.name == "epoch_query_sent"
+    path = tmp_path / "counterexample-7.jsonl"
+    write_counterexample(path, counterexample_of(result.failure, "reference"))
+    header = json.loads(path.read_text().splitlines()[0])
+    assert header["config"]["protocol"] == "kip-320"
+    assert cli.main(["replay", str(path)]) == EXIT_VIOLATION
