@@ -49,6 +49,26 @@ def test_each_scenario_catches_its_mutants(name: str, mutant: str) -> None:
     assert run.failure is not None and run.failure.verdict == NON_CONFORMANCE
 
 
+def test_old_busy_session_eviction_catches_a_touch_that_forgets_evictable_by_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted bug no named mutant has: FetchSessionCacheShard.touch never puts an old session in
+    evictableByAll, so an unprivileged newcomer finds nothing to evict (mutation census, issue 17).
+    ``evict-an-old-busy-session`` answers it FULL_NO_SLOT where the model evicts; the reference
+    passes it (above)."""
+    from kconform.impl.fetch import broker as B
+
+    real = B.FetchSessionCache.touch
+
+    def forgetful(self: B.FetchSessionCache, session: B.FetchSession, now_ms: int) -> None:
+        real(self, session, now_ms)
+        self.evictable_by_all.pop(session.id, None)
+
+    monkeypatch.setattr(B.FetchSessionCache, "touch", forgetful)
+    run = run_scenario(FetchCluster(), SCENARIOS["evict-an-old-busy-session"], CFG, frozenset())
+    assert run.failure is not None and run.failure.verdict == NON_CONFORMANCE, run.failure
+
+
 def test_every_mutant_has_a_scenario() -> None:
     assert {m for s in SCENARIOS.values() for m in s.mutants} == set(mutants_of(FETCH))
 

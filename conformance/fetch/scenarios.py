@@ -53,6 +53,19 @@ _SESSION_ORDER = (
     *_fetch(1),
 )
 
+_OLD_BUSY_SESSIONS = (
+    *_assign(1, "t-1"),
+    *_assign(2, "t-2"),
+    *_assign(0, "t-0", "t-1"),
+    *_fetch(1),
+    *_fetch(2),
+    *(op for _ in range(13) for op in (o.Advance(ms=10_000), *_fetch(1), *_fetch(2))),
+    *_fetch(0),
+)
+"""Consumer 1 and follower 2 (privileged) hold both slots and fetch every 10 s for 130 s, so no
+session is idle past the eviction time but both are older than it; then consumer 0 (unprivileged,
+two partitions) arrives and evicts consumer 1's session, the smallest of evictableByAll."""
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -86,6 +99,14 @@ SCENARIOS: dict[str, Scenario] = {
             "KAFKA-9137: a full cache evicts the least recently used session, not the oldest one",
             ("stale-last-used",),
             _IDLE_THEN_BUSY,
+        ),
+        Scenario(
+            "evict-an-old-busy-session",
+            "KIP-227 (FetchSessionCacheShard.touch / tryEvict): with no session idle past the eviction "
+            "time, a session older than it is evictable by any newcomer, and a larger newcomer evicts the "
+            "smallest such",
+            (),
+            _OLD_BUSY_SESSIONS,
         ),
     )
 }
