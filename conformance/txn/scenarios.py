@@ -46,6 +46,10 @@ COORDINATOR = 1
 """Broker leading ``txn-1``'s ``__transaction_state`` partition at boot."""
 FAILOVER_TO = 2
 """The broker a coordinator failover moves ``txn-1`` to."""
+OFFSETS_PARTITION = "__consumer_offsets-12"
+"""``my-group``'s ``__consumer_offsets`` partition, led by broker 0."""
+MARKER_RESEND_MS = 30_000
+"""request.timeout.ms of the coordinator's marker channel: an unanswered marker is re-sent after it."""
 QUIESCE_MS = 200_000
 """Bound of a scenario's final Quiesce: the transaction timeout (60 s) + the abort-check interval
 + a marker re-send timeout, with room to spare."""
@@ -300,12 +304,19 @@ def TXN_OFFSETS_BEFORE_COMMIT() -> tuple[o.Operation, ...]:
     """KIP-98 transactional offsets, KIP-447 require_stable: a consume-transform-produce transaction
     sends its consumer offsets (TxnOffsetCommit); before the COMMIT marker an OffsetFetch must not
     return them (NoUncommittedOffsetRead) and with require_stable must answer
-    UNSTABLE_OFFSET_COMMIT; after an abort they are gone, after a commit visible."""
+    UNSTABLE_OFFSET_COMMIT; after an abort they are gone, after a commit visible. The pending
+    offsets are a transactional batch of the producer on ``__consumer_offsets`` (its first write
+    there): the partition's LSO stays below it until the marker, so a read_committed Fetch of the
+    partition past the HW returns nothing (UnifiedLog.lastStableOffset over the producer state
+    the append opened, ProducerStateManager.update)."""
     return (
         *_INIT,
         o.BeginTxn(PRODUCER),
         o.SendOffsets(PRODUCER, GROUP, "t-0", 7),
         o.Settle(100),
+        o.AdvanceHw(OFFSETS_PARTITION, -1),
+        o.ConsumeTxn(CONSUMER, OFFSETS_PARTITION, True),
+        o.Settle(10),
         o.FetchOffsets(GROUP, False),
         o.Settle(10),
         o.FetchOffsets(GROUP, True),
@@ -429,7 +440,12 @@ def FAILOVER_AFTER_PREPARE() -> tuple[o.Operation, ...]:
     coordinator writes PrepareCommit and its marker to t-0 is lost; it fails over to broker 2. The
     new coordinator must finish what its log says (TransactionStateManager
     loadTransactionsForTxnTopicPartition re-sends the markers); a coordinator that forgets leaves
-    the transaction in PrepareCommit for ever (NoHangingTransaction at quiescence)."""
+    the transaction in PrepareCommit for ever (NoHangingTransaction at quiescence). The deposed
+    coordinator then stays silent past its lost marker's re-send timeout: on resignation Kafka
+    drops its cached transactions and pending markers (TransactionCoordinator.onResignation:
+    TransactionStateManager.removeTransactionsForTxnTopicPartition,
+    TransactionMarkerChannelManager.removeMarkersForTxnTopicPartition), so a marker re-sent by it
+    (not the coordinator any more) is non-conformance."""
     return (
         *_open(1),
         o.Settle(100),
@@ -438,6 +454,7 @@ def FAILOVER_AFTER_PREPARE() -> tuple[o.Operation, ...]:
         o.Drop(1),  # the marker is lost
         o.MoveCoordinator(TXN_ID, FAILOVER_TO),
         o.Quiesce(QUIESCE_MS),
+        o.Advance(MARKER_RESEND_MS + 1_000),  # past the lost marker's re-send timeout
         *_read(),
     )
 
