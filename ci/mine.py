@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -162,7 +163,17 @@ def cmd_mine(args: argparse.Namespace) -> int:
     with console.status(f"mining {manifest.events:,} events with {args.engine} ({args.master})"):
         try:
             if args.engine == "duckdb":
-                result = engine.run_duckdb(args.corpus, manifest, good, names, validated=True)
+                # One worker per core, each mining one corpus file at a time (bounded memory); a
+                # chunk's DuckDB spills past its memory limit under the output directory.
+                result = engine.run_duckdb(
+                    args.corpus,
+                    manifest,
+                    good,
+                    names,
+                    threads=os.cpu_count() or 1,
+                    validated=True,
+                    temp_directory=args.out / "duckdb-spill",
+                )
             else:
                 spark = engine.spark_session(args.master, spark_conf)
                 out = args.out / "violations.parquet"

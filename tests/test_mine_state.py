@@ -17,6 +17,7 @@ from kconform.traces.generate import generate
 from kconform.traces.mine.engine import arrow_events, corpus_slices, ev_select, run_duckdb
 from kconform.traces.mine.replication import STATE_VIEWS, views
 from kconform.traces.mine.state import STATE_INPUTS, STATE_SCHEMA, node_state, state_batches
+from kconform.traces.mine.tasks import STATE_KINDS, state_rows
 
 from .test_mine import PLANTED_PLAN, broken  # noqa: F401  (the hand-made corpus fixture)
 
@@ -93,3 +94,17 @@ def test_a_slice_with_no_kind_in_the_corpus_is_left_out_with_the_same_verdicts(
     sorted_plan = run_duckdb(root, manifest, manifest.buckets)
     reference = run_duckdb(root, manifest, manifest.buckets, plan="windows")
     assert sorted_plan.counts and sorted_plan.counts == reference.counts
+
+
+def test_rows_of_kinds_the_slice_never_names_change_no_state(planted_corpus: tuple[Path, Manifest]) -> None:
+    """``tasks.state_rows`` leaves out the rows of kinds the replication SQL never names (the clock's
+    ticks, AlterPartition answers): the pass over the rest gives every kept row the state the pass
+    over all rows gives it."""
+    root, manifest = planted_corpus
+    events = next(arrow_events(root, manifest.buckets[:1], STATE_INPUTS))
+    kept = state_rows(events)
+    assert 0 < kept.num_rows < events.num_rows, "the corpus must hold rows of other kinds, or this proves nothing"
+    assert "clock_advanced" in set(events.column("kind").to_pylist()) - STATE_KINDS
+    whole = node_state(events)
+    mask = pa.compute.is_in(whole.column("kind"), value_set=pa.array(sorted(STATE_KINDS)))
+    _same_rows(node_state(kept), whole.filter(mask))

@@ -23,8 +23,8 @@ def test_the_tasks_plan_gives_the_rows_of_the_sorted_and_windows_plans(broken: t
     root, manifest = broken
     tasks = run_duckdb(root, manifest, manifest.buckets, validated=True, plan="tasks")
     assert tasks.counts, "the broken corpus must hold violations, or this test proves nothing"
-    for plan in ("sorted", "windows"):
-        other = run_duckdb(root, manifest, manifest.buckets, validated=True, plan=plan)
+    for plan, threads in (("sorted", None), ("windows", None), ("files", 2)):
+        other = run_duckdb(root, manifest, manifest.buckets, validated=True, plan=plan, threads=threads)
         assert tasks.violations.to_pylist() == other.violations.to_pylist(), plan
 
 

@@ -23,6 +23,10 @@ silently wrong verdict.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
+import sys
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -183,8 +187,36 @@ def _first_of(*arms: _Col) -> _Col:
     return _Col(v, ok)
 
 
+_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3  # glibc's mallopt parameters
+
+
+@functools.cache
+def keep_freed_memory() -> bool:
+    """Have glibc's malloc keep freed memory for reuse instead of handing every large array back
+    to the kernel (once per process; glibc only, True if applied). The pass allocates and frees some
+    hundred arrays of a chunk's length (8 bytes a row); by default glibc gives each back (``munmap``,
+    or a trim of the heap's top) and the next one page-faults its memory in again: half the pass's
+    CPU on a million-row chunk (0.82 against 0.46 CPU-s, 2026-11-27). Arrays up to 32 MiB (4M rows)
+    come from the heap, and up to 1 GiB of free heap is kept: the process's resident memory stays
+    at its peak (one chunk's working set) instead of shrinking between chunks."""
+    if not sys.platform.startswith("linux"):
+        return False
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc (musl has no mallopt)
+        return False
+    return all(
+        mallopt(param, value) == 1
+        for param, value in ((_M_MMAP_THRESHOLD, 32 << 20), (_M_TRIM_THRESHOLD, 1 << 30), (_M_TOP_PAD, 64 << 20))
+    )
+
+
 def node_state(events: pa.Table) -> pa.Table:
-    """The ``st`` rows of ``events`` (whole traces), in the order of ``events``."""
+    """The ``st`` rows of ``events`` (whole traces), in the order of ``events``. Calls
+    ``keep_freed_memory`` (once per process)."""
+    keep_freed_memory()
     n = events.num_rows
     order = np.lexsort(
         (np.asarray(events.column("pos")), np.asarray(events.column("node")), np.asarray(events.column("trace")))
