@@ -16,7 +16,19 @@ process so that peak memory is its own (``--engines`` chooses among them):
   (Spark reads them and hands them over through ``mapInArrow``; DuckDB: the chunks in one process);
 - ``spark``: the files plan (``plan="files"``, Spark's default): the same tasks, each reading its own
   corpus file with pyarrow; the JVM only schedules them and collects the violations;
+- ``duckdb``: DuckDB's default since 2026-11-27, the same files plan in one process, two files at a
+  time (two worker threads, one DuckDB thread per chunk, ``--duckdb-memory`` per chunk, spilling to a
+  directory under the run's work directory); ``duckdb-sorted``: its default before (one connection
+  over the node state of the whole corpus, whose memory grows with the corpus);
 - ``oracle``: the lockstep judge, on at most ``--oracle-events`` events (its first whole traces).
+
+``--before-python PY`` also measures ``--before-engines`` (default ``spark duckdb``) with another
+interpreter, one whose ``kconform`` is an earlier commit (e.g. a checkout of it with its own virtual
+environment): the before and after code side by side in one run, as ``ENGINE@before``.
+``--replicate K`` then builds a corpus of K copies of the last corpus' files with fresh trace ids
+(ci/benchmarks/replicate.py: how the 100M-event corpus is made from the generated 10M one, since
+generating 100M events takes hours here), mines it with the same engines, and checks that every
+engine's verdicts on it are exactly K times those on the source (the run says so, and fails if not).
 
 Events/s counts the corpus' events over wall-clock seconds of the engine's work (Spark: from the
 first read to the violations on disk; the session start-up is reported apart, its CPU-seconds as
@@ -108,7 +120,8 @@ ENGINES: dict[str, tuple[str, str]] = {
     "spark-tasks": ("spark", "tasks"),
     "spark": ("spark", "files"),
     "duckdb-before": ("duckdb", "windows"),
-    "duckdb": ("duckdb", "sorted"),
+    "duckdb": ("duckdb", "files"),
+    "duckdb-sorted": ("duckdb", "sorted"),
     "duckdb-tasks": ("duckdb", "tasks"),
     "oracle": ("oracle", ""),
 }
@@ -117,8 +130,9 @@ shuffle by trace, window views, the SQL row check, every slice); ``spark-sorted`
 (the node state pass through mapInArrow, the invariants in Spark SQL); ``spark-tasks`` the
 ``tasks`` plan (each task runs the invariants' DuckDB SQL over the whole traces Spark read from its
 file and handed over as Arrow); ``spark`` the default ``files`` plan (each task reads its own file;
-the JVM reads no event); ``duckdb`` DuckDB's default
-sorted plan, ``duckdb-tasks`` the tasks plan's chunks in one process. All but the before plans run
+the JVM reads no event); ``duckdb`` DuckDB's default files plan (two files at a time),
+``duckdb-sorted`` its sorted plan (the default before 2026-11-27), ``duckdb-tasks`` the tasks plan's
+chunks in one process. All but the before plans run
 after the corpus check (traces.inputs.corpus, timed apart as ``validate``)."""
 
 
@@ -131,7 +145,13 @@ BEFORE_CONF: dict[str, dict[str, str]] = {
 
 
 def _one(
-    engine: str, corpus: str, oracle_events: int, driver_memory: str, duckdb_memory: str | None, spark_runs: int = 1
+    engine: str,
+    corpus: str,
+    oracle_events: int,
+    driver_memory: str,
+    duckdb_memory: str | None,
+    spark_runs: int = 1,
+    spill: str | None = None,
 ) -> dict[str, Any]:
     """Measure one engine on one corpus in this process; returns the figures (Spark: the first run
     on a cold JVM, and with ``spark_runs`` > 1 the last one as ``warm_*``)."""
@@ -179,18 +199,33 @@ def _one(
                         warm_seconds=warm.seconds, warm_cpu_s=_cpu_s(jvm_pid) + _cpu_s() + _tree_cpu_s(jvm_pid) - cpu
                     )
             out["jvm_peak_mb"] = _peak_rss_mb(jvm_pid)
-            out["workers_peak_mb"] = max((_peak_rss_mb(p) for p in _descendants(jvm_pid)), default=0.0)
+            workers = [_peak_rss_mb(p) for p in _descendants(jvm_pid)]
+            out["workers_peak_mb"] = max(workers, default=0.0)
+            out["workers_peaks_mb"] = [round(w) for w in workers]
         finally:
             spark.stop()
-        out.update(seconds=result.seconds, violations=len(result.counts))
+        out.update(seconds=result.seconds, violations=len(result.counts), rows=sum(c[2] for c in result.counts))
     elif kind == "duckdb":
         from kconform.traces.mine.engine import run_duckdb
 
         cpu = _cpu_s()
-        result = run_duckdb(
-            corpus, manifest, manifest.buckets, threads=2, memory_limit=duckdb_memory, validated=validated, plan=plan
+        with tempfile.TemporaryDirectory(prefix="duckdb-spill-", dir=spill) as tmp:
+            result = run_duckdb(
+                corpus,
+                manifest,
+                manifest.buckets,
+                threads=2,
+                memory_limit=duckdb_memory,
+                validated=validated,
+                plan=plan,
+                temp_directory=tmp,
+            )
+        out.update(
+            seconds=result.seconds,
+            violations=len(result.counts),
+            rows=sum(c[2] for c in result.counts),
+            cpu_s=_cpu_s() - cpu,
         )
-        out.update(seconds=result.seconds, violations=len(result.counts), cpu_s=_cpu_s() - cpu)
     elif kind == "validate":
         from kconform.traces.inputs.corpus import validate_corpus
 
@@ -217,11 +252,19 @@ def _one(
 
 
 def _measure(
-    engine: str, corpus: Path, oracle_events: int, driver_memory: str, duckdb_memory: str | None, spark_runs: int
+    engine: str,
+    corpus: Path,
+    oracle_events: int,
+    driver_memory: str,
+    duckdb_memory: str | None,
+    spark_runs: int,
+    python: str = sys.executable,
+    spill: Path | None = None,
 ) -> dict[str, Any]:
+    """``engine`` on ``corpus`` in a fresh process of ``python`` (another interpreter: the before code)."""
     run = subprocess.run(
         [
-            sys.executable,
+            python,
             "-m",
             "kconform.ci.benchmarks.mine",
             "--one",
@@ -235,6 +278,7 @@ def _measure(
             "--spark-runs",
             str(spark_runs),
             *(["--duckdb-memory", duckdb_memory] if duckdb_memory else []),
+            *(["--spill-dir", str(spill)] if spill is not None and python == sys.executable else []),
         ],
         capture_output=True,
         text=True,
@@ -332,9 +376,21 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="mine N times in one Spark session; the table adds the last (warm JVM) run (default: 1)",
     )
-    parser.add_argument("--duckdb-memory", default=None, help="DuckDB memory_limit, e.g. 6GB (default: DuckDB's)")
+    parser.add_argument(
+        "--duckdb-memory",
+        default="1GB",
+        help="DuckDB memory_limit: per chunk in the files plan, of the one connection in the others "
+        "(default: %(default)s)",
+    )
+    parser.add_argument("--before-python", default=None, metavar="PY", help="the interpreter of the before code")
+    parser.add_argument("--before-label", default="", help="what the before code is (a commit), for the output")
+    parser.add_argument("--before-engines", nargs="+", default=["spark", "duckdb"], choices=list(ENGINES))
+    parser.add_argument(
+        "--replicate", type=int, default=0, metavar="K", help="also mine K copies of the last corpus (fresh trace ids)"
+    )
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--one-corpus", help=argparse.SUPPRESS)
+    parser.add_argument("--spill-dir", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
         print(
@@ -346,45 +402,26 @@ def main(argv: list[str] | None = None) -> int:
                     args.driver_memory,
                     args.duckdb_memory,
                     args.spark_runs,
+                    args.spill_dir,
                 )
             )
         )
         return 0
 
+    from kconform.ci.benchmarks.replicate import replicate_corpus
     from kconform.traces.corpus import read_manifest
     from kconform.traces.generate import Plan, generate
 
-    console = Console(width=max(Console().width, 160))
+    console = Console(width=max(Console().width, 200))
     console.print(
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
     )
     base = args.dir or Path(tempfile.mkdtemp(prefix="kconform-bench-"))
-    table = Table(
-        title="mining throughput, before / after issue 18: events/s over wall-clock seconds (events per CPU-second)"
-    )
-    for column in (
-        "events",
-        "generate ev/s",
-        "validate ev/s",
-        "spark before",
-        "spark sorted",
-        "spark tasks",
-        "spark files (after)",
-        "spark after / before: CPU (wall)",
-        "spark after / tasks: CPU (wall)",
-        "duckdb before",
-        "duckdb after",
-        "duckdb tasks",
-        "duckdb after / before",
-        "spark / duckdb after: CPU (wall)",
-        "peak RSS spark after: JVM / Python worker / driver",
-        "duckdb after peak RSS",
-        "oracle",
-        "load",
-    ):
-        table.add_column(column, justify="right")
-    runs: list[tuple[int, dict[str, dict[str, Any]]]] = []
+    spill = base / "spill"
+    spill.mkdir(parents=True, exist_ok=True)
+    if args.before_python:
+        console.print(f"before: {args.before_label or args.before_python} ({', '.join(args.before_engines)})")
     corpora: list[tuple[Path, float]] = []
     for size in args.sizes:
         corpus = base / f"corpus-{size}"
@@ -398,62 +435,145 @@ def main(argv: list[str] | None = None) -> int:
             )
             corpora.append((corpus, result.events_per_second))
     corpora.extend((path, 0.0) for path in args.corpora)
-    for corpus, gen_rate in corpora:
+    runs: list[tuple[int, dict[str, dict[str, Any]]]] = []
+    notes: list[str] = []
+    scaled_ok = True
+
+    def mine_all(corpus: Path) -> dict[str, dict[str, Any]]:
         manifest = read_manifest(corpus)
         figures: dict[str, dict[str, Any]] = {}
-        for engine in args.engines:
+        chosen = [(e, sys.executable, e) for e in args.engines]
+        if args.before_python:
+            chosen += [(e, args.before_python, f"{e}@before") for e in args.before_engines]
+        for engine, python, label in chosen:
             if engine == "oracle" and args.oracle_up_to is not None and manifest.events > args.oracle_up_to:
                 continue
-            if engine.endswith("-before") and args.before_up_to is not None and manifest.events > args.before_up_to:
+            before = engine.endswith("-before") or label.endswith("@before")
+            if before and args.before_up_to is not None and manifest.events > args.before_up_to:
                 continue
-            figures[engine] = _measure(
-                engine, corpus, args.oracle_events, args.driver_memory, args.duckdb_memory, args.spark_runs
+            figures[label] = _measure(
+                engine,
+                corpus,
+                args.oracle_events,
+                args.driver_memory,
+                None if python != sys.executable else args.duckdb_memory,  # the before code as it ran
+                args.spark_runs,
+                python,
+                spill,
             )
-            console.print(json.dumps(figures[engine]))
+            console.print(json.dumps({"label": label, **figures[label]}))
         runs.append((manifest.events, figures))
-        oracle_note = ""
-        if "oracle" in figures and figures["oracle"]["judged_events"] < figures["oracle"]["events"]:
-            oracle_note = f", on a sample of {figures['oracle']['judged_events']:,} events"
-        sf = figures.get("spark", {})
-        table.add_row(
-            f"{manifest.events:,}",
-            f"{gen_rate:,.0f}" if gen_rate else "(reused)",
-            _cell(figures, "validate"),
-            _cell(figures, "spark-before"),
-            _cell(figures, "spark-sorted"),
-            _cell(figures, "spark-tasks"),
-            _cell(figures, "spark"),
-            _ratio(figures, "spark", "spark-before"),
-            _ratio(figures, "spark", "spark-tasks"),
-            _cell(figures, "duckdb-before"),
-            _cell(figures, "duckdb"),
-            _cell(figures, "duckdb-tasks"),
-            _ratio(figures, "duckdb", "duckdb-before"),
-            _ratio(figures, "spark", "duckdb"),
-            (
-                f"{_gib(sf.get('jvm_peak_mb', 0))} / {_gib(sf.get('workers_peak_mb', 0))} / "
-                f"{_gib(sf.get('python_peak_mb', 0))}"
-                if sf
-                else "-"
-            ),
-            _gib(figures.get("duckdb", {}).get("python_peak_mb", 0)),
-            _cell(figures, "oracle") + oracle_note if "oracle" in figures else "-",
-            " ".join(f"{f['load']:.1f}" for f in figures.values()),
+        return figures
+
+    for corpus, gen_rate in corpora:
+        mine_all(corpus)
+        if gen_rate:
+            notes.append(f"{runs[-1][0]:,} events generated at {gen_rate:,.0f} events/s")
+    if args.replicate and corpora:
+        source, source_figures = corpora[-1][0], runs[-1][1]
+        target = base / f"{source.name}-x{args.replicate}"
+        if not (args.reuse and (target / "manifest.json").exists()):
+            started = time.perf_counter()
+            replica = replicate_corpus(source, target, args.replicate)
+            console.print(
+                f"replicated {source} x{args.replicate}: {replica.events:,} events in "
+                f"{time.perf_counter() - started:.1f} s"
+            )
+        figures = mine_all(target)
+        for label, f in figures.items():
+            if label not in source_figures or "violations" not in f:
+                continue
+            want = {k: args.replicate * source_figures[label][k] for k in ("violations", "rows") if k in f}
+            got = {k: f[k] for k in want}
+            scaled_ok &= got == want
+            notes.append(
+                f"{label}: verdicts on the copies {got}, {args.replicate} x the source's {want}: "
+                + ("exact" if got == want else "NOT EXACT")
+            )
+        notes.insert(
+            0,
+            f"{runs[-1][0]:,} events: {args.replicate} copies of the {runs[-2][0]:,}-event corpus "
+            "with fresh trace ids (ci/benchmarks/replicate.py), not generated",
         )
+    table = Table(
+        title="mining throughput, before / after issue 18 (each engine a fresh process; CPU-s: its processes' "
+        "user + system time; Spark's start-up apart)"
+    )
+    for column in (
+        "events",
+        "engine",
+        "wall s",
+        "events/s",
+        "CPU-s",
+        "events per CPU-s",
+        "peak RSS",
+        "flagged",
+        "load",
+    ):
+        table.add_column(column, justify="right")
+    for events, figures in runs:
+        for label, f in figures.items():
+            startup = f" + {f['startup_cpu_s']:.1f} start-up" if "startup_cpu_s" in f else ""
+            if "jvm_peak_mb" in f:
+                workers = " + ".join(_gib(w) for w in f.get("workers_peaks_mb", [])) or _gib(f["workers_peak_mb"])
+                rss = f"JVM {_gib(f['jvm_peak_mb'])}, Python workers {workers}, driver {_gib(f['python_peak_mb'])}"
+            else:
+                rss = _gib(f.get("python_peak_mb", 0))
+            table.add_row(
+                f"{events:,}",
+                label,
+                f"{f['seconds']:.1f}",
+                f"{_rate(figures, label):,.0f}",
+                f"{f.get('cpu_s', 0):.1f}{startup}",
+                f"{_cpu_rate(figures, label):,.0f}",
+                rss,
+                str(f.get("violations", "-")),
+                f"{f['load']:.1f}",
+            )
     console.print(table)
+    ratios = Table(title="ratios in this run, by CPU-seconds (by wall clock in brackets)")
+    pairs = [
+        ("spark", "duckdb"),
+        ("spark@before", "duckdb@before"),
+        ("spark", "spark@before"),
+        ("duckdb", "duckdb@before"),
+        ("spark", "spark-before"),
+        ("duckdb", "duckdb-before"),
+        ("duckdb", "duckdb-sorted"),
+        ("spark", "spark-tasks"),
+    ]
+    ratios.add_column("events", justify="right")
+    for top, bottom in pairs:
+        cross = top.startswith("spark") and bottom.startswith("duckdb")
+        ratios.add_column(f"{top} cost / {bottom} cost" if cross else f"{top} speed-up over {bottom}", justify="right")
+    for events, figures in runs:
+        cells = []
+        for top, bottom in pairs:
+            if top.startswith("spark") and bottom.startswith("duckdb"):  # how many times DuckDB's rate Spark's is
+                cells.append(_ratio(figures, bottom, top))
+            else:
+                cells.append(_ratio(figures, top, bottom))
+        ratios.add_row(f"{events:,}", *cells)
+    console.print(ratios)
     if len(runs) > 1:
         scaling = Table(title=f"scaling: events per CPU-second at each size / at {runs[0][0]:,} events (1.0 = linear)")
         scaling.add_column("events", justify="right")
-        for engine in args.engines:
-            scaling.add_column(engine, justify="right")
+        labels = list(dict.fromkeys(label for _events, figures in runs for label in figures))
+        for label in labels:
+            scaling.add_column(label, justify="right")
         first = runs[0][1]
         for events, figures in runs[1:]:
             cells = []
-            for engine in args.engines:
-                base_rate, rate = _cpu_rate(first, engine), _cpu_rate(figures, engine)
+            for label in labels:
+                base_rate, rate = _cpu_rate(first, label), _cpu_rate(figures, label)
                 cells.append(f"{rate / base_rate:.2f}" if base_rate and rate else "-")
             scaling.add_row(f"{events:,}", *cells)
         console.print(scaling)
+    for note in notes:
+        console.print(note)
+    if not scaled_ok:
+        console.print("the verdicts on the copies are not exactly the copies' count times the source's")
+        return 1
     return 0
 
 
