@@ -28,7 +28,7 @@ from kconform.conformance.scenarios import scenario_config
 from kconform.impl import ReferenceCluster
 from kconform.impl.replication import fetcher
 from kconform.impl.replication.log import ReplicaLog
-from kconform.impl.replication.messages import EpochQueryRequest
+from kconform.impl.replication.messages import EpochQueryRequest, FetchResponse
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces import events as ev
 from kconform.traces.counterexample import write_counterexample
@@ -222,3 +222,43 @@ def test_the_zoos_counterexample_carries_the_pinned_rung_and_replays_there(
     header = json.loads(path.read_text().splitlines()[0])
     assert header["config"]["protocol"] == "kip-320"
     assert cli.main(["replay", str(path)]) == EXIT_VIOLATION
+
+
+LOG_START_CFG = replace(DEFAULT, log_start_moves=True)
+
+
+def test_follower_log_start_runs_only_with_log_start_moves_and_the_new_leader_refuses_deleted_records() -> None:
+    assert rscen.FOLLOWER_LOG_START in rscen.zoo(GATE_CONFIG)
+    assert rscen.FOLLOWER_LOG_START not in rscen.zoo(DEFAULT)
+    run = _run("follower-log-start", LOG_START_CFG)
+    assert run.failure is None, run.failure
+    answers = [(e.node, e.fetch_offset, e.error) for e in _events(run, ev.ConsumerFetchHandled)]
+    assert answers[-2:] == [(1, 1, ev.OFFSET_OUT_OF_RANGE), (1, 2, ev.NONE)]
+
+
+def _log_start_not_adopted(
+    original: Callable[[fetcher.ReplicaFetcher, FetchResponse], None],
+) -> Callable[[fetcher.ReplicaFetcher, FetchResponse], None]:
+    """on_fetch_response without `log.increment_log_start(...)`: a follower keeps its own log start."""
+
+    def on_fetch_response(self: fetcher.ReplicaFetcher, resp: FetchResponse) -> None:
+        increment = ReplicaLog.increment_log_start
+        ReplicaLog.increment_log_start = lambda log, offset: False  # type: ignore[method-assign,assignment]
+        try:
+            original(self, resp)
+        finally:
+            ReplicaLog.increment_log_start = increment  # type: ignore[method-assign]
+
+    return on_fetch_response
+
+
+def test_a_follower_that_keeps_its_own_log_start_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(
+        fetcher.ReplicaFetcher, "on_fetch_response", _log_start_not_adopted(fetcher.ReplicaFetcher.on_fetch_response)
+    )
+    run = _run("follower-log-start", LOG_START_CFG)
+    assert run.failure is not None
+    assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, "consumer_fetch_handled"), run.failure
+    # the near miss: the zoo's other log-start scenarios let it through
+    for name in ("restart-below-log-start", "log-start-epoch-cache"):
+        assert _run(name, LOG_START_CFG).failure is None, name

@@ -529,6 +529,32 @@ def DIVERGENT_EPOCHS_KIP_101() -> tuple[o.Operation, ...]:
     return _divergent_epochs()
 
 
+@declare(Scenario, "follower-log-start", min_replicas=2)
+def FOLLOWER_LOG_START() -> tuple[o.Operation, ...]:
+    """KIP-107: a follower takes its leader's log start offset from every Fetch answer
+    (ReplicaFetcherThread.processPartitionData: UnifiedLog.maybeIncrementLogStartOffset(
+    leaderLogStartOffset, LeaderOffsetIncremented), never past its own HW, KAFKA-5634). Three
+    records are committed, DeleteRecords moves leader 0's log start to 2 and the followers fetch
+    again; broker 1 then leads and the adversarial consumer reads offsets 1 and 2 from it: offset 1
+    was deleted (OFFSET_OUT_OF_RANGE), offset 2 is served. A follower that kept its own log start
+    serves the deleted record once it leads. Runs only with ``log_start_moves``; the other log-start
+    scenarios move a follower's log start only by restarting it below the leader's."""
+    return (
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Produce(2, -1),
+        o.Produce(3, -1),
+        o.Run(1000),
+        o.DeleteRecordsAt(0, 2),
+        o.Run(1000),
+        o.MoveLeader(1),
+        o.Run(1000),
+        o.RogueFetch(1, 1, 0),
+        o.RogueFetch(1, 2, 0),
+        o.Run(100),
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -549,6 +575,7 @@ SCENARIOS: dict[str, Scenario] = {
         DIVERGENT_EPOCHS,
         DIVERGENT_EPOCHS_KIP_320,
         DIVERGENT_EPOCHS_KIP_101,
+        FOLLOWER_LOG_START,
     )
 }
 
@@ -566,5 +593,5 @@ def zoo(cfg: ReplicationConfig) -> list[Scenario]:
         and (s is not DELAYED_FETCH or cfg.fetch_max_wait_ms > 0)
         and (s.name not in _ELR_ONLY or cfg.elr)
         and (s not in (READ_REPLICA_OUT_OF_ISR, READ_REPLICA_TRUNCATED) or cfg.follower_fetching)
-        and (s not in (RESTART_BELOW_LOG_START, LOG_START_EPOCH_CACHE) or cfg.log_start_moves)
+        and (s not in (RESTART_BELOW_LOG_START, LOG_START_EPOCH_CACHE, FOLLOWER_LOG_START) or cfg.log_start_moves)
     ]
