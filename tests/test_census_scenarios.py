@@ -25,7 +25,13 @@ from collections.abc import Callable
 
 import pytest
 
-from kconform.conformance.replication.scenarios import DEMOTED_LEADER_HW, LOG_START_EPOCH_CACHE, run_scenario, zoo
+from kconform.conformance.replication.scenarios import (
+    DEMOTED_LEADER_HW,
+    ELR_REFUSED_PROPOSAL_STALL,
+    LOG_START_EPOCH_CACHE,
+    run_scenario,
+    zoo,
+)
 from kconform.conformance.replication.slice import GATE_CONFIG
 from kconform.conformance.runner import LockstepRun
 from kconform.impl.replication.cluster import ReferenceCluster
@@ -124,3 +130,23 @@ def test_a_demoted_leader_takes_its_hw_from_its_leader(monkeypatch: pytest.Monke
     assert buggy.failure is not None
     assert (buggy.failure.verdict, buggy.failure.name) == ("non-conformance", "metadata_applied")
     assert "hw" in buggy.failure.message
+
+
+def _clear_pending_never(self: Partition, msg: int) -> None:
+    """clear_pending that matches no answer (the census survivor Partition.clear_pending:cmp)."""
+
+
+def test_a_refused_proposal_ends_and_the_leader_shrinks_in_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``elr-refused-proposal-stall``: after the KIP-903 refusals the leader proposes the cut-off
+    broker 1 out during the stall (IsrShrinkBounded holds); a leader that keeps the refused
+    proposal pending never does, and the invariant fires."""
+    assert ELR_REFUSED_PROPOSAL_STALL in zoo(GATE_CONFIG) and ELR_REFUSED_PROPOSAL_STALL not in zoo(ReplicationConfig())
+    clean = run_scenario(ReferenceCluster(), ELR_REFUSED_PROPOSAL_STALL, GATE_CONFIG, frozenset())
+    assert not clean.failed, clean.failure
+    refused = [e for e in _events(clean, ev.AlterPartitionApplied) if e.error == ev.INELIGIBLE_REPLICA]  # type: ignore[attr-defined]
+    assert refused
+    assert any(e.isr == (0,) for e in _events(clean, ev.IsrChangeProposed))  # type: ignore[attr-defined]
+    monkeypatch.setattr(Partition, "clear_pending", _clear_pending_never)
+    buggy = run_scenario(ReferenceCluster(), ELR_REFUSED_PROPOSAL_STALL, GATE_CONFIG, frozenset())
+    assert buggy.failure is not None
+    assert (buggy.failure.verdict, buggy.failure.name) == ("invariant-violation", "IsrShrinkBounded")

@@ -555,6 +555,33 @@ def FOLLOWER_LOG_START() -> tuple[o.Operation, ...]:
     )
 
 
+def _before_heal(ops: tuple[o.Operation, ...]) -> tuple[o.Operation, ...]:
+    """``ops`` up to (without) their last Heal."""
+    last = max(i for i, op in enumerate(ops) if isinstance(op, o.Heal))
+    return ops[:last]
+
+
+@declare(Scenario, "elr-refused-proposal-stall", min_replicas=3)
+def ELR_REFUSED_PROPOSAL_STALL() -> tuple[o.Operation, ...]:
+    """A refused AlterPartition ends the proposal (issue 17; Partition.handleAlterPartitionError:
+    INELIGIBLE_REPLICA and OPERATION_NOT_ATTEMPTED reset the leader to the last committed state,
+    the controller having said the request was not applied): ``elr-stale-incarnation`` up to the
+    leader's refused proposals (KIP-903, broker 1 still cut off), then a record and a 60 s stall of
+    every message, so no partition record reaches the leader. Broker 1 falls out of sync and the
+    leader must propose it out within one isr-expiration period (IsrShrinkBounded); a leader that
+    still counts the refused proposal as in flight never does. Runs only on the ELR rung."""
+    return (
+        *_before_heal(ELR_STALE_INCARNATION.ops),
+        o.Produce(2, 1),
+        o.Deliver(-1),
+        o.Advance(20_000),
+        o.Advance(20_000),
+        o.Advance(20_000),
+        o.Heal(),
+        o.Run(3000),
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -576,10 +603,13 @@ SCENARIOS: dict[str, Scenario] = {
         DIVERGENT_EPOCHS_KIP_320,
         DIVERGENT_EPOCHS_KIP_101,
         FOLLOWER_LOG_START,
+        ELR_REFUSED_PROPOSAL_STALL,
     )
 }
 
-_ELR_ONLY = frozenset({"elr-last-known-leader", "elr-unclean-shutdown", "elr-stale-incarnation"})
+_ELR_ONLY = frozenset(
+    {"elr-last-known-leader", "elr-unclean-shutdown", "elr-stale-incarnation", "elr-refused-proposal-stall"}
+)
 
 
 def zoo(cfg: ReplicationConfig) -> list[Scenario]:
