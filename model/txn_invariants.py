@@ -364,6 +364,22 @@ def txn_timeout_abort_bounded(s: TxnState, cfg: TxnConfig) -> Iterator[Violation
         yield Violation("TxnTimeoutAbortBounded", message)
 
 
+@_register(
+    "ProducerExpiryBounded",
+    "UnifiedLog (PeriodicProducerExpirationCheck every producer.id.expiration.check.interval.ms); "
+    "ProducerStateManager.removeExpiredProducers, isProducerExpired; KIP-854",
+    lambda s: (s.ghost.late_expiries,),
+)
+def producer_expiry_bounded(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+    """A partition leader drops the state of a producer with no open transaction within one
+    expiration-check interval after it was idle for producer.id.expiration.ms.
+
+    Judged where time passes timer by timer (``TxnState.tracks_timeouts``: the lockstep judge);
+    the bound is model.txn_timeout's."""
+    for message in s.ghost.late_expiries:
+        yield Violation("ProducerExpiryBounded", message)
+
+
 @_register_step("ProducerEpochMonotonic", "KIP-98 epochs; KIP-360; kafka-facts §1.3, §2.1")
 def producer_epoch_monotonic(pre: TxnState, post: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """Neither the coordinator's epoch of a producer id nor a partition's stored epoch of a producer ever decreases."""

@@ -147,6 +147,9 @@ class TxnGhost:
     late_aborts: tuple[str, ...] = ()
     """Transactions a loaded coordinator left Ongoing past the timeout rollback's bound when time
     moved on (read by TxnTimeoutAbortBounded; model.txn_timeout)."""
+    late_expiries: tuple[str, ...] = ()
+    """Producers whose state a leader kept past the expiration check's bound when time moved on
+    (read by ProducerExpiryBounded; model.txn_timeout)."""
 
 
 # =============================================================================================
@@ -225,7 +228,8 @@ class TxnState:
     before time moves on (model.delayed)."""
     ghost: TxnGhost = field(default_factory=TxnGhost)
     tracks_timeouts: bool = False
-    """Whether the timeout rollback's bound is judged (model.txn_timeout, TxnTimeoutAbortBounded):
+    """Whether the periodic tasks' bounds are judged (model.txn_timeout: TxnTimeoutAbortBounded,
+    ProducerExpiryBounded):
     on for the lockstep judge, which sees a ClockAdvanced event at every time a timer fires; off
     for hand-built states and the yardstick's ports of Kafka's unit tests, whose clocks jump."""
 
@@ -257,8 +261,9 @@ def advance_clock(s: TxnState, now_ms: int, cfg: TxnConfig | None = None) -> Txn
     """Time moves forward; parked fetches a trigger made due earlier and still parked are overdue
     (reported once), then those whose deadline came are due (model.delayed). When the state tracks
     timeouts (and ``cfg`` is given), transactions a loaded coordinator left Ongoing past the
-    timeout rollback's bound are recorded (``TxnGhost.late_aborts``, model.txn_timeout): a new
-    ghost value, so the judge re-checks on that tick."""
+    timeout rollback's bound, and producers whose state outlived the expiration check's bound, are
+    recorded (``TxnGhost.late_aborts`` / ``late_expiries``, model.txn_timeout): a new ghost value,
+    so the judge re-checks on that tick."""
     if now_ms < s.now_ms:
         raise NotEnabled(f"time goes forward: {s.now_ms} → {now_ms}")
     s = evolve(s, now_ms=now_ms)
@@ -266,6 +271,9 @@ def advance_clock(s: TxnState, now_ms: int, cfg: TxnConfig | None = None) -> Txn
         late_txns = txn_timeout.late_aborts(s.txns, s.coordinators, cfg, now_ms)
         if late_txns and late_txns != s.ghost.late_aborts:
             s = evolve(s, ghost=evolve(s.ghost, late_aborts=late_txns))
+        late_producers = txn_timeout.late_expiries(s.partitions, cfg, now_ms)
+        if late_producers and late_producers != s.ghost.late_expiries:
+            s = evolve(s, ghost=evolve(s.ghost, late_expiries=late_producers))
     if not s.parked:
         return s
     late = delayed.overdue(s.parked, s.due)

@@ -1,5 +1,6 @@
-"""The coordinator's timeout rollback bound: how long a loaded coordinator may leave a transaction
-Ongoing past its transaction.timeout.ms.
+"""The bounds of the exactly-once slice's periodic tasks: how long a loaded coordinator may leave a
+transaction Ongoing past its transaction.timeout.ms, and how long a partition leader may keep an
+idle producer's state past producer.id.expiration.ms.
 
 Kafka's TransactionCoordinator.startup schedules ``transaction-abort``
 (``abortTimedOutTransactions``) every ``transaction.abort.timed.out.transaction.cleanup.interval.ms``
@@ -22,6 +23,15 @@ there; unreachable through the clients, whose epochs stop at 32766). Kafka skips
 with a pending transition; in the model a handler's log write is atomic with it
 (docs/transactions.md), so none is ever pending when time passes. A task run more often only
 aborts earlier (still after the timeout, which model.coordinator.timed_out enforces).
+
+Producer-state expiry (KIP-854): UnifiedLog schedules ``PeriodicProducerExpirationCheck``
+(removeExpiredProducers) every ``producer.id.expiration.check.interval.ms`` (10 min) at a fixed rate
+from the log's creation; ProducerStateManager.removeExpiredProducers drops every producer with no
+open transaction (``currentTxnFirstOffset`` empty) and ``now - lastTimestamp >=
+producer.id.expiration.ms`` (isProducerExpired). ``late_expiries`` names such a producer only once
+``lastTimestamp + producer.id.expiration.ms + the check interval`` has passed: one check falls in
+every interval, and the first one at or after the expiry time removes it. The slice's data and
+offsets partitions never change leader, so their logs (and the task) live for the whole run.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kconform.model import txn_graph as G
+from kconform.model import txn_partition as T
 from kconform.model.coordinator import StatePartition, TxnMetadata
 from kconform.model.frozen_map import FrozenMap
 from kconform.model.txn_config import SHORT_MAX, TxnConfig
@@ -64,5 +75,34 @@ def late_aborts(
         f"transaction.timeout.ms {txns[txn_id].timeout_ms} + abort interval {cfg.abort_timed_out_interval_ms}, "
         f"coordinator loaded at {coordinators[cfg.state_partition(txn_id)].loaded_ms} ms)"
         for txn_id, deadline in sorted(abort_deadlines(txns, coordinators, cfg))
+        if now_ms > deadline
+    )
+
+
+PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 600_000
+"""producer.id.expiration.check.interval.ms, Kafka's default (ProducerStateManagerConfig; LogConfig):
+the period of UnifiedLog's PeriodicProducerExpirationCheck."""
+
+
+def expiry_deadlines(partitions: FrozenMap[str, T.Partition], cfg: TxnConfig) -> Iterator[tuple[str, int, int]]:
+    """(partition, producer id, deadline ms) of every producer with no open transaction: by the
+    deadline its leader has dropped its state."""
+    for name, p in partitions.items():
+        for pid, entry in p.producers.items():
+            if not entry.in_transaction:
+                yield (
+                    name,
+                    pid,
+                    entry.last_timestamp_ms + cfg.producer_id_expiration_ms + PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+                )
+
+
+def late_expiries(partitions: FrozenMap[str, T.Partition], cfg: TxnConfig, now_ms: int) -> tuple[str, ...]:
+    """One message per producer whose state outlived its expiry deadline on the clock ``now_ms``."""
+    return tuple(
+        f"{name}: producer {pid}'s state outlived {deadline} ms (now {now_ms} ms; last write at "
+        f"{partitions[name].producers[pid].last_timestamp_ms} ms, producer.id.expiration.ms "
+        f"{cfg.producer_id_expiration_ms} + check interval {PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS})"
+        for name, pid, deadline in sorted(expiry_deadlines(partitions, cfg))
         if now_ms > deadline
     )

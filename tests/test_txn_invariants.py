@@ -73,6 +73,7 @@ BAD_STATES: dict[str, Callable[[TxnState], TxnState]] = {
     "NoZombieCommit": lambda s: _ghost(
         s, owners=s.ghost.owners.set(("t-0", 0), replace(s.ghost.owners[("t-0", 0)], zombie=True))
     ),
+    "ProducerExpiryBounded": lambda s: _ghost(s, late_expiries=("t-0: producer 1000's state outlived 87000000 ms",)),
     "TxnTimeoutAbortBounded": lambda s: _ghost(s, late_aborts=("'txn-1' stayed Ongoing past 70000 ms",)),
     "ValidTxnTransitions": lambda s: _ghost(s, transitions=s.ghost.transitions | {("Empty", "PrepareCommit")}),
     "NoHangingTransaction": lambda s: _part(

@@ -1,8 +1,12 @@
-"""TxnTimeoutAbortBounded (model.txn_timeout): a loaded coordinator rolls an Ongoing transaction back
-within one abort-check interval (transaction.abort.timed.out.transaction.cleanup.interval.ms) of it
-outliving transaction.timeout.ms, or of the coordinator loading it; nothing else is demanded: a
-transaction rolled back at the bound, a coordinator still loading, a task that runs more often, or
-the yardstick's hand-driven states stay silent."""
+"""The bounds of the exactly-once slice's periodic tasks (model.txn_timeout).
+
+TxnTimeoutAbortBounded: a loaded coordinator rolls an Ongoing transaction back within one
+abort-check interval (transaction.abort.timed.out.transaction.cleanup.interval.ms) of it outliving
+transaction.timeout.ms, or of the coordinator loading it; nothing else is demanded: a transaction
+rolled back at the bound, a coordinator still loading, a task that runs more often, or the
+yardstick's hand-driven states stay silent. ProducerExpiryBounded: a leader drops an idle
+producer's state within one producer.id.expiration.check.interval.ms of producer.id.expiration.ms;
+a producer with an open transaction and a check that runs more often stay silent."""
 
 from __future__ import annotations
 
@@ -14,19 +18,22 @@ import pytest
 
 from kconform.conformance.judge import INVARIANT_VIOLATION
 from kconform.conformance.txn.lockstep import TxnJudge
-from kconform.conformance.txn.scenarios import LATE_PRODUCE_AFTER_ABORT, run_scenario
+from kconform.conformance.txn.scenarios import LATE_PRODUCE_AFTER_ABORT, PRODUCER_EXPIRY, run_scenario
+from kconform.impl.txn import broker as txn_broker
 from kconform.impl.txn import coordinator as txn_coordinator
 from kconform.impl.txn.cluster import TxnCluster
 from kconform.model import txn_invariants as I
 from kconform.model import txn_state as S
+from kconform.model import txn_timeout
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import events as ev
-from tests.test_txn_lockstep import BOOT, COORD, PID, SP, TXN, add, init
+from tests.test_txn_lockstep import BOOT, COORD, PID, SP, TXN, add, init, produce_verified
 
 CFG = TxnConfig()
 TIMEOUT = 60_000  # the producers' transaction.timeout.ms (init()'s)
 INTERVAL = CFG.abort_timed_out_interval_ms
 START = 5_000
+BOUNDS = ("TxnTimeoutAbortBounded", "ProducerExpiryBounded")
 
 
 def _clock(ms: int) -> ev.Event:
@@ -41,7 +48,7 @@ def _ongoing() -> list[ev.Event]:
 def _late(events: list[ev.Event], cfg: TxnConfig = CFG) -> list[str]:
     judge = TxnJudge(cfg)
     found = [f for e in events for f in judge.observe(e)]
-    assert all(f.name == "TxnTimeoutAbortBounded" and f.verdict == INVARIANT_VIOLATION for f in found), found
+    assert all(f.name in BOUNDS and f.verdict == INVARIANT_VIOLATION for f in found), found
     return [f.message for f in found]
 
 
@@ -122,3 +129,64 @@ def test_an_abort_check_shorter_than_kafkas_stays_permitted_and_a_longer_one_is_
     monkeypatch.setattr(txn_coordinator.TxnCoordinator, "_schedule", _timers(INTERVAL * 2))
     run = _run()
     assert run.failure is not None and run.failure.name == "TxnTimeoutAbortBounded", run.failure
+
+
+# ProducerExpiryBounded (KIP-854): the leader's PeriodicProducerExpirationCheck drops an idle
+# producer's state within one check interval of producer.id.expiration.ms.
+
+DAY = CFG.producer_id_expiration_ms
+CHECK = txn_timeout.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS
+IDEMPOTENT_PID = 2000
+
+
+def _idempotent_write(at_ms: int) -> list[ev.Event]:
+    """An idempotent producer (pid 2000) appends one batch to t-0 at ``at_ms``."""
+    return [
+        *BOOT,
+        ev.InitProducerIdHandled(0, 1, "", False, 60_000, -1, -1, ev.NONE, IDEMPOTENT_PID, 0, ""),
+        _clock(at_ms),
+        ev.TxnProduceHandled(0, 2, "t-0", "", IDEMPOTENT_PID, 0, 0, (1, 2), False, -1, "appended", ev.NONE, 0, -1),
+    ]
+
+
+def test_an_idle_producer_kept_past_expiry_plus_one_check_fires_and_one_ms_earlier_is_silent() -> None:
+    deadline = START + DAY + CHECK
+    assert _late([*_idempotent_write(START), _clock(deadline)]) == []
+    late = _late([*_idempotent_write(START), _clock(deadline + 1)])
+    assert len(late) == 1 and f"t-0: producer {IDEMPOTENT_PID}'s state outlived {deadline} ms" in late[0], late
+    expired = ev.ProducerExpired(0, "t-0", IDEMPOTENT_PID)
+    assert _late([*_idempotent_write(START), _clock(START + DAY), expired, _clock(deadline + CHECK)]) == []
+
+
+def test_a_producer_in_a_transaction_never_expires() -> None:
+    """isProducerExpired needs no open transaction: the transactional producer's open transaction
+    on t-0 is judged by TxnTimeoutAbortBounded (here: its coordinator has not loaded it again)."""
+    moved = ev.CoordinatorMoved(ev.CONTROLLER, SP, 2, 1)
+    open_txn = [*BOOT, init(), add("t-0"), *produce_verified("t-0", 0, (1,), 1, 0, 100), moved]
+    assert _late([*open_txn, _clock(DAY + CHECK + 1)]) == []
+
+
+def _expiry_run() -> Any:
+    return run_scenario(TxnCluster(), PRODUCER_EXPIRY, CFG, frozenset())
+
+
+def test_the_expiry_scenario_passes_and_the_leader_drops_the_state(monkeypatch: pytest.MonkeyPatch) -> None:
+    run = _expiry_run()
+    assert run.failure is None, run.failure
+    assert any(isinstance(e, ev.ProducerExpired) for step in run.steps for e in step.events)
+    monkeypatch.setattr(txn_broker, "PRODUCER_EXPIRATION_CHECK_MS", CHECK // 2)  # checking more often: permitted
+    assert _expiry_run().failure is None
+
+
+@pytest.mark.parametrize("period_ms", [None, 1_300_000], ids=["no-check", "check-every-21-min"])
+def test_a_leader_without_its_expiration_check_or_a_slower_one_is_caught(
+    period_ms: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The surviving mutant TxnBroker.start_timers without the producer-expiry timer
+    (docs/benchmarks.md), and a check slower than Kafka's 10 min whose phase misses the bound."""
+    if period_ms is None:
+        monkeypatch.setattr(txn_broker.TxnBroker, "start_timers", lambda self: None)
+    else:
+        monkeypatch.setattr(txn_broker, "PRODUCER_EXPIRATION_CHECK_MS", period_ms)
+    run = _expiry_run()
+    assert run.failure is not None and run.failure.name == "ProducerExpiryBounded", run.failure

@@ -50,6 +50,10 @@ OFFSETS_PARTITION = "__consumer_offsets-12"
 """``my-group``'s ``__consumer_offsets`` partition, led by broker 0."""
 MARKER_RESEND_MS = 30_000
 """request.timeout.ms of the coordinator's marker channel: an unanswered marker is re-sent after it."""
+DAY_MS = 86_400_000
+"""producer.id.expiration.ms (Kafka's default, a day)."""
+PRODUCER_EXPIRY_CHECK_MS = 600_000
+"""producer.id.expiration.check.interval.ms (Kafka's default)."""
 QUIESCE_MS = 200_000
 """Bound of a scenario's final Quiesce: the transaction timeout (60 s) + the abort-check interval
 + a marker re-send timeout, with room to spare."""
@@ -485,6 +489,25 @@ def DELAYED_FETCH_BEYOND_LSO() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "producer-expiry", mutants=())
+def PRODUCER_EXPIRY() -> tuple[o.Operation, ...]:
+    """KIP-854 producer-state expiry: an idempotent producer writes one batch to t-0, then idles
+    for producer.id.expiration.ms (a day) and one expiration-check interval (10 min,
+    UnifiedLog's PeriodicProducerExpirationCheck). The leader must have dropped its state by then
+    (ProducerExpiryBounded); the producer's next batch, at its next sequence, is then an unknown
+    producer's and is appended (KIP-360). A leader whose check never runs keeps the state for ever.
+    About 9,000 timer times pass (the coordinator's 10 s abort check), so it runs late in the zoo."""
+    return (
+        o.InitProducer(IDEMPOTENT, ""),
+        o.Settle(100),
+        o.Send(IDEMPOTENT, "t-0", 2),
+        o.Settle(100),
+        o.Advance(DAY_MS + PRODUCER_EXPIRY_CHECK_MS + 1_000),
+        o.Send(IDEMPOTENT, "t-0", 1),
+        o.Settle(100),
+    )
+
+
 @declare(Scenario, "epoch-exhaustion", mutants=("epoch-overflow",))
 def EPOCH_EXHAUSTION() -> tuple[o.Operation, ...]:
     """KIP-360 producer-id rotation (kafka-facts §1.3): an application re-initialises its transactional
@@ -515,6 +538,7 @@ SCENARIOS: dict[str, Scenario] = {
         ADVERSARIAL_PRODUCER,
         ADVERSARIAL_END_TXN,
         REORDERED_VERIFICATION,
+        PRODUCER_EXPIRY,
         EPOCH_EXHAUSTION,
     )
 }
