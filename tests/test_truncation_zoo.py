@@ -28,7 +28,7 @@ from kconform.conformance.scenarios import scenario_config
 from kconform.impl import ReferenceCluster
 from kconform.impl.replication import fetcher
 from kconform.impl.replication.log import ReplicaLog
-from kconform.impl.replication.messages import EpochQueryRequest, FetchResponse
+from kconform.impl.replication.messages import EpochQueryRequest, EpochQueryResponse, FetchResponse
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.traces import events as ev
 from kconform.traces.counterexample import write_counterexample
@@ -262,3 +262,54 @@ def test_a_follower_that_keeps_its_own_log_start_is_caught(monkeypatch: pytest.M
     # the near miss: the zoo's other log-start scenarios let it through
     for name in ("restart-below-log-start", "log-start-epoch-cache"):
         assert _run(name, LOG_START_CFG).failure is None, name
+
+
+def test_epoch_query_answers_reaches_a_stale_and_a_fenced_answer() -> None:
+    for cfg in (DEFAULT, GATE_CONFIG):
+        run = _run("epoch-query-answers", cfg)
+        assert run.failure is None, run.failure
+        outcomes = {(e.node, e.outcome) for e in _events(run, ev.EpochQueryApplied)}
+        assert {(0, "ignored"), (1, "error")} <= outcomes
+
+
+Handler = Callable[[fetcher.ReplicaFetcher, EpochQueryResponse], None]
+
+
+def _answer_handler(check_epoch: bool, check_error: bool) -> Handler:
+    """on_epoch_response with some of its guards: without the epoch check a stale answer (to a query
+    for another leader or epoch) is applied; without the error check an error answer (end offset -1)
+    is taken for an undefined one and the follower truncates to its HW and starts fetching."""
+
+    def on_epoch_response(self: fetcher.ReplicaFetcher, resp: EpochQueryResponse) -> None:
+        view = self.partition.view
+        stale = view.leader != resp.leader or view.leader_epoch != resp.follower_epoch
+        if self.state is not fetcher.FetchState.TRUNCATING or (check_epoch and stale):
+            self.rt.events.emit(ev.EpochQueryApplied(self.broker_id, resp.req, "ignored", -1, self.log.hw))
+            self._next_after(resp.req, progressed=False)
+            return
+        if check_error and resp.error != ev.NONE:
+            self.rt.events.emit(ev.EpochQueryApplied(self.broker_id, resp.req, "error", -1, self.log.hw))
+            self._next_after(resp.req, progressed=False)
+            return
+        offset, complete = fetcher.epoch_answer_truncation(self.log, resp.epoch, resp.end_offset, False)
+        self.log.truncate_to(offset)
+        if complete:
+            self.state = fetcher.FetchState.FETCHING
+        outcome = "truncated" if complete else "retry"
+        self.rt.events.emit(ev.EpochQueryApplied(self.broker_id, resp.req, outcome, offset, self.log.hw))
+        self._next_after(resp.req, progressed=True)
+
+    return on_epoch_response
+
+
+@pytest.mark.parametrize("check_epoch", [False, True], ids=["stale-applied", "fenced-applied"])
+def test_a_follower_that_applies_stale_or_fenced_answers_is_caught(
+    check_epoch: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handler = _answer_handler(check_epoch=check_epoch, check_error=not check_epoch)
+    monkeypatch.setattr(fetcher.ReplicaFetcher, "on_epoch_response", handler)
+    run = _run("epoch-query-answers")
+    assert run.failure is not None
+    assert (run.failure.verdict, run.failure.name) == (NON_CONFORMANCE, "epoch_query_applied"), run.failure
+    # the near miss: the divergent-epochs run on the same rung gets no such answer
+    assert _run("divergent-epochs-kip-320").failure is None

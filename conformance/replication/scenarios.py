@@ -529,6 +529,39 @@ def DIVERGENT_EPOCHS_KIP_101() -> tuple[o.Operation, ...]:
     return _divergent_epochs()
 
 
+@declare(Scenario, "epoch-query-answers", min_replicas=3, protocol=Protocol.KIP_320)
+def EPOCH_QUERY_ANSWERS() -> tuple[o.Operation, ...]:
+    """OffsetsForLeaderEpoch answers a truncating follower must not apply (KIP-320, 2.1 to 2.6;
+    AbstractFetcherThread.truncateToEpochEndOffsets keeps only answers whose request's leader epoch
+    is still the partition's, AbstractFetcherThreadTest.testLeaderEpochChangeDuringFencedFetchEpochsFromLeader;
+    a fenced answer changes nothing, testFencedTruncation). Two leader moves in a row: the followers'
+    queries to leader 1 of epoch 1 are answered FENCED_LEADER_EPOCH after they follow epoch 2 (stale
+    answers, ignored). Then broker 1 follows leader 0 of epoch 3 and queries it, and leader 0 learns
+    epoch 4 before the query arrives: its FENCED_LEADER_EPOCH reaches broker 1 while broker 1 is still
+    in epoch 3 (an error: no truncation; Kafka also stops fetching the partition until new metadata,
+    markPartitionFailed, where the reference asks again after replica.fetch.backoff.ms, which the
+    model permits: nothing changes either way). Pinned to the KIP-320 rung: the top rung never
+    sends OffsetsForLeaderEpoch."""
+    return (
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Run(1000),
+        o.MoveLeader(1),
+        o.MoveLeader(2),
+        o.Run(1000),
+        o.MoveLeader(0),
+        o.DeliverTo(1),  # broker 1 follows 0 in epoch 3 and sends its query
+        o.MoveLeader(2),
+        o.Deliver(0),  # epoch 3 reaches broker 0,
+        o.Deliver(2),  # then epoch 4,
+        o.Deliver(1),  # then broker 1's epoch-3 query: FENCED_LEADER_EPOCH,
+        o.Deliver(-1),  # which reaches broker 1 before its epoch-4 metadata
+        o.Run(1000),
+        o.Produce(2, -1),
+        o.Run(3000),
+    )
+
+
 @declare(Scenario, "follower-log-start", min_replicas=2)
 def FOLLOWER_LOG_START() -> tuple[o.Operation, ...]:
     """KIP-107: a follower takes its leader's log start offset from every Fetch answer
@@ -602,6 +635,7 @@ SCENARIOS: dict[str, Scenario] = {
         DIVERGENT_EPOCHS,
         DIVERGENT_EPOCHS_KIP_320,
         DIVERGENT_EPOCHS_KIP_101,
+        EPOCH_QUERY_ANSWERS,
         FOLLOWER_LOG_START,
         ELR_REFUSED_PROPOSAL_STALL,
     )
