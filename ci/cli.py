@@ -26,6 +26,7 @@ from typing import Any, NoReturn, TypeVar
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.options import DEFAULT_OUT_DIR, IMPLEMENTATIONS, ExploreOptions, GateOptions, ReplayOptions
 from kconform.conformance import registry
+from kconform.conformance.hunt import ENGINES
 from kconform.model.actions import SearchBounds
 from kconform.model.config import ConfigError
 from kconform.model.configs import AnyConfig, slice_of
@@ -146,6 +147,13 @@ def _parser() -> _Parser:
         type=_percentage,
         metavar="PERCENT",
         help="fail (exit 1) a passing run that exercised fewer of the model's reachable handler outcomes",
+    )
+    gate.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=ENGINES[0],
+        help="random search by Hypothesis (default: targeting, Hypothesis' shrinker) or by a seeded random walk "
+        "over the same rules (walk: about twice the operations per CPU-second, its own shrinker; docs/benchmarks.md)",
     )
     gate.add_argument("--no-progress", action="store_true", help="no progress display")
     gate.set_defaults(handler=_cmd_gate)
@@ -462,6 +470,7 @@ def _gate_options(
         steps=args.steps,
         progress=not args.no_progress,
         min_coverage=args.min_coverage,
+        engine=args.engine,
     )
 
 

@@ -90,7 +90,9 @@ def _campaign(
     factory = _factory(options.implementation, cfg)
     steps = options.steps or DEFAULT_STEPS
     if not options.progress:
-        return run_campaign(factory, cfg, mutants, seed=seed, examples=examples, seconds=seconds, steps=steps)
+        return run_campaign(
+            factory, cfg, mutants, seed=seed, examples=examples, seconds=seconds, steps=steps, engine=options.engine
+        )
     total = examples if examples is not None else None
     with Progress(
         TextColumn("{task.description}"),
@@ -110,6 +112,7 @@ def _campaign(
             seconds=seconds,
             steps=steps,
             progress=lambda done, _runs: progress.update(task, completed=done),
+            engine=options.engine,
         )
 
 

@@ -38,6 +38,8 @@ class GateOptions:
     steps: int | None = None
     progress: bool = True
     min_coverage: float | None = None
+    engine: str = "hypothesis"
+    """The random search's engine (conformance.hunt.ENGINES): Hypothesis, or the seeded walk."""
 
     def __post_init__(self) -> None:
         assert self.examples is None or self.seconds is None, "--examples and --seconds are exclusive"

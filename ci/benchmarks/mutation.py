@@ -18,6 +18,9 @@ What it does, in one run:
 3. prints the score per module, the score of the issue's target code (broker, partition, log,
    fetcher, coordinator, transaction log) and every survivor (id, line, the change).
 
+``--engines hypothesis,walk`` classifies the same mutants once per search engine (conformance.hunt)
+and prints their scores side by side, with the mutants on which they disagree.
+
 Budget: ``--examples 200`` is the gate's default (``kconform gate`` with no budget). The README's
 command runs 2,000; with the same seed its first 200 examples are these (the campaign's rounds
 of 100 are seeded by seed and round number), so a mutant killed here is killed there, and
@@ -61,6 +64,7 @@ from kconform.ci.mutation.runner import (
     scores_by_module,
     target_score,
 )
+from kconform.conformance.hunt import ENGINES
 
 EQUIVALENTS = ROOT / "ci" / "benchmarks" / "equivalent_mutants.toml"
 """In the checkout (ROOT follows the strict editable install's links back to it; next to this
@@ -93,6 +97,30 @@ def _score_row(table: Table, s: Score) -> None:
     table.add_row(s.name.removeprefix("kconform."), *(str(s.counts[x]) for x in STATUSES), f"{s.percent:.1f}")
 
 
+def _compare_engines(console: Console, by_engine: dict[str, list[Outcome]]) -> None:
+    """The same mutants' scores per engine side by side, per module and for the target code, and
+    the mutants one engine detected and another did not."""
+    engines = list(by_engine)
+    first = by_engine[engines[0]]
+    table = Table(title="mutation score per engine, same mutants (killed + crashed) / (all - equivalent)")
+    table.add_column("module")
+    for engine in engines:
+        table.add_column(f"{engine} %", justify="right")
+        table.add_column(f"{engine} detected", justify="right")
+    rows = {engine: {r.name: r for r in scores_by_module(o)} for engine, o in by_engine.items()}
+    totals = {engine: target_score(o) for engine, o in by_engine.items()}
+    alls = {engine: score("all of impl/", o) for engine, o in by_engine.items()}
+    groups = [(name, {e: rows[e][name] for e in engines}) for name in rows[engines[0]]]
+    for label, group in [*groups, ("target code", totals), ("all of impl/", alls)]:
+        table.add_row(label, *[x for e in engines for x in (f"{group[e].percent:.1f}", str(group[e].detected))])
+    console.print(table)
+    for i, o in enumerate(first):
+        statuses = [by_engine[e][i].status for e in engines]
+        if len({s in DETECTED for s in statuses}) > 1:
+            pairs = ", ".join(f"{e}: {st}" for e, st in zip(engines, statuses, strict=True))
+            console.print(f"  differs: {o.mutant.mid} ({pairs})", highlight=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m kconform.ci.benchmarks.mutation", description=__doc__.splitlines()[0]
@@ -110,7 +138,16 @@ def main(argv: list[str] | None = None) -> int:
         "--run-unreached", action="store_true", help="also run mutants whose statement the gate never reaches"
     )
     parser.add_argument("--out", type=Path, help="write every outcome as JSON")
+    parser.add_argument(
+        "--engines",
+        default="hypothesis",
+        help="comma-separated search engines (conformance.hunt.ENGINES), each over the same mutants; with two "
+        "or more the scores are printed side by side (the first engine's outcomes are the tables' and --out's)",
+    )
     args = parser.parse_args(argv)
+    unknown = [e for e in args.engines.split(",") if e not in ENGINES]
+    if unknown or not args.engines:
+        parser.error(f"--engines: expected some of {', '.join(ENGINES)}, got {args.engines!r}")
     console = Console(width=200)
     started = time.perf_counter()
     cpu_started = os.times()
@@ -151,16 +188,23 @@ def main(argv: list[str] | None = None) -> int:
     def progress(o: Outcome) -> None:
         console.print(f"  {o.status:9} {o.seconds:6.1f} s  {o.mutant.mid}  {o.how}", highlight=False)
 
-    outcomes = run_all(
-        chosen,
-        examples=args.examples,
-        seed=args.seed,
-        timeout_s=args.timeout,
-        jobs=args.jobs,
-        equivalents=equivalents,
-        reached=reached,
-        progress=progress,
-    )
+    engines = [e for e in args.engines.split(",") if e]
+    by_engine: dict[str, list[Outcome]] = {}
+    for engine in engines:
+        if len(engines) > 1:
+            console.print(f"engine {engine}:")
+        by_engine[engine] = run_all(
+            chosen,
+            examples=args.examples,
+            seed=args.seed,
+            timeout_s=args.timeout,
+            jobs=args.jobs,
+            equivalents=equivalents,
+            reached=reached,
+            progress=progress,
+            engine=engine,
+        )
+    outcomes = by_engine[engines[0]]
     table = Table(title="mutation score per module (killed + crashed) / (all - equivalent)")
     table.add_column("module")
     for status in STATUSES:
@@ -178,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         m = o.mutant
         src = sources.setdefault(m.module, module_path(m.module).read_text(encoding="utf-8"))
         console.print(f"  [{o.status}] {m.mid} line {m.line}: {m.before!r} -> {after_text(src, m)!r}", highlight=False)
+    if len(engines) > 1:
+        _compare_engines(console, by_engine)
     wall = time.perf_counter() - started
     cpu = os.times()
     children_cpu = (cpu.children_user + cpu.children_system) - (cpu_started.children_user + cpu_started.children_system)

@@ -8,7 +8,9 @@ measured in the same run.
 process on the code of git revision ``REV`` (exported to a temporary directory) and on the working
 tree, alternately ``--rounds`` times, each side first in every other round (so load from other work
 on the machine falls on both), and prints each round and the medians, per wall-clock second and per
-CPU second of the child (the steadier figure on a shared machine), events and operations. Each child first runs a
+CPU second of the child (the steadier figure on a shared machine), events and operations.
+``--engine walk`` runs the working tree's side with the walk engine (conformance.walk); ``REV`` runs
+its default (Hypothesis). Each child first runs a
 two-example warm-up campaign, so that module loading (which differs between revisions) is not
 counted. The child uses only entry points both sides have (``run_campaign``, ``make_adapter``,
 ``config_from_json``).
@@ -33,7 +35,7 @@ from rich.table import Table
 from kconform.ci.benchmarks.child import json_child
 from kconform.ci.exitcodes import EXIT_ERROR
 from kconform.conformance import judge
-from kconform.conformance.hunt import run_campaign
+from kconform.conformance.hunt import ENGINES, run_campaign
 from kconform.model.configs import config_from_json
 from kconform.traces.replay import make_adapter
 
@@ -47,9 +49,12 @@ from kconform.model.configs import config_from_json
 from kconform.traces.replay import make_adapter
 name, examples, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 cfg = config_from_json(json.loads(sys.argv[4]))
-run_campaign(lambda: make_adapter("reference", cfg), cfg, frozenset(), seed=0, examples=2, steps=steps)  # warm-up
+more = {} if sys.argv[5] == "hypothesis" else {"engine": sys.argv[5]}  # older trees have no engine argument
+run_campaign(lambda: make_adapter("reference", cfg), cfg, frozenset(), seed=0, examples=2, steps=steps, **more)
 cpu = time.process_time()
-result = run_campaign(lambda: make_adapter("reference", cfg), cfg, frozenset(), seed=1, examples=examples, steps=steps)
+result = run_campaign(
+    lambda: make_adapter("reference", cfg), cfg, frozenset(), seed=1, examples=examples, steps=steps, **more
+)
 cpu = time.process_time() - cpu
 print(json.dumps({"runs": result.log.runs, "steps": result.log.steps, "events": sum(result.log.actions.values()),
                   "seconds": result.seconds, "cpu": cpu, "passed": result.passed}))
@@ -69,7 +74,7 @@ def _config(name: str) -> object:
     return config_from_json(SLICES[name])
 
 
-def measure_here(name: str, examples: int, steps: int, console: Console) -> int:
+def measure_here(name: str, examples: int, steps: int, console: Console, engine: str = "hypothesis") -> int:
     """One campaign in this process, with the judge's share of the time."""
     cfg = _config(name)
     judge_seconds = 0.0
@@ -92,6 +97,7 @@ def measure_here(name: str, examples: int, steps: int, console: Console) -> int:
             seed=1,
             examples=examples,
             steps=steps,
+            engine=engine,
         )
     finally:
         judge.LockstepJudge.observe = original  # type: ignore[method-assign]
@@ -128,21 +134,24 @@ def _export(rev: str, into: Path) -> Path:
     return src
 
 
-def _child(pythonpath: Path, name: str, examples: int, steps: int) -> dict[str, float]:
+def _child(pythonpath: Path, name: str, examples: int, steps: int, engine: str) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(pythonpath)}
     result: dict[str, float] = json_child(
-        [sys.executable, "-c", _CHILD, name, str(examples), str(steps), json.dumps(SLICES[name])], env=env
+        [sys.executable, "-c", _CHILD, name, str(examples), str(steps), json.dumps(SLICES[name]), engine], env=env
     )
     return result
 
 
-def compare(rev: str, name: str, examples: int, steps: int, rounds: int, console: Console) -> int:
-    """Before (``rev``) / after (working tree) side by side, ``rounds`` alternating runs each."""
+def compare(
+    rev: str, name: str, examples: int, steps: int, rounds: int, console: Console, engine: str = "hypothesis"
+) -> int:
+    """Before (``rev``, its default engine) / after (working tree, ``engine``) side by side, ``rounds``
+    alternating runs each."""
     here = Path(__file__).resolve().parents[2]
     with tempfile.TemporaryDirectory(prefix="kconform-throughput-") as tmp:
         before_tree = _package_tree(_export(rev, Path(tmp) / "before"), Path(tmp) / "before")
         after_tree = _package_tree(here, Path(tmp) / "after")
-        table = Table(title=f"lockstep throughput, {name}: {rev} (before) vs working tree (after)")
+        table = Table(title=f"lockstep throughput, {name}: {rev} (before) vs working tree, engine {engine} (after)")
         columns = (
             "round",
             "side",
@@ -163,7 +172,7 @@ def compare(rev: str, name: str, examples: int, steps: int, rounds: int, console
         for i in range(rounds):
             order = (("before", before_tree), ("after", after_tree))
             for side, tree in order if i % 2 == 0 else order[::-1]:  # neither side always runs first
-                r = _child(tree, name, examples, steps)
+                r = _child(tree, name, examples, steps, engine if side == "after" else "hypothesis")
                 rates[side].append(r["events"] / r["seconds"])
                 cpu_rates[side].append(r["events"] / r["cpu"])
                 op_rates[side].append(r["steps"] / r["cpu"])
@@ -203,12 +212,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--against", metavar="REV", help="compare with git revision REV (before/after)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating runs per side with --against")
+    parser.add_argument(
+        "--engine", default="hypothesis", choices=ENGINES, help="the working tree's search engine (the after side)"
+    )
     args = parser.parse_args(argv)
     console = Console()
     if args.against is None:
-        return measure_here(args.slice, args.examples, args.steps, console)
+        return measure_here(args.slice, args.examples, args.steps, console, args.engine)
     try:
-        return compare(args.against, args.slice, args.examples, args.steps, args.rounds, console)
+        return compare(args.against, args.slice, args.examples, args.steps, args.rounds, console, args.engine)
     except (OSError, subprocess.CalledProcessError, RuntimeError) as e:
         console.print(f"[red]throughput: {e}[/red]")
         return EXIT_ERROR

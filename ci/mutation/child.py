@@ -101,9 +101,12 @@ def slices_for(module: str) -> tuple[str, ...]:
     return every_slice()
 
 
-def run_gate(slices: Sequence[str], examples: int, seed: int, adapter_timeout_s: float) -> dict[str, Any]:
+def run_gate(
+    slices: Sequence[str], examples: int, seed: int, adapter_timeout_s: float, engine: str = "hypothesis"
+) -> dict[str, Any]:
     """The gate's campaigns (zoo + ``examples`` runs per gate configuration of each slice, without
-    shrinking), stopping at the first failure: what found it, or that none did."""
+    shrinking, by ``engine``: conformance.hunt.ENGINES), stopping at the first failure: what found
+    it, or that none did."""
     from kconform.conformance.hunt import run_campaign
     from kconform.conformance.registry import get
     from kconform.traces.replay import make_adapter
@@ -124,6 +127,7 @@ def run_gate(slices: Sequence[str], examples: int, seed: int, adapter_timeout_s:
                 examples=examples,
                 adapter_timeout_s=adapter_timeout_s,
                 shrink=False,
+                engine=engine,
             )
             checked.append(name)
             if result.error is not None:
@@ -154,6 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, required=True)
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--adapter-timeout", type=float, default=10.0)
+    parser.add_argument("--engine", default="hypothesis", help="the campaigns' search engine (hunt.ENGINES)")
     parser.add_argument("--coverage", type=Path, help="run unmutated under coverage.py, data to this file")
     args = parser.parse_args(argv)
     slices = tuple(s for s in args.slices.split(",") if s)
@@ -163,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cov = coverage.Coverage(data_file=str(args.coverage), branch=True, source=[str(ROOT / "impl")])
         cov.start()
         try:
-            outcome = run_gate(slices or every_slice(), args.examples, args.seed, args.adapter_timeout)
+            outcome = run_gate(slices or every_slice(), args.examples, args.seed, args.adapter_timeout, args.engine)
         finally:
             cov.stop()
             cov.save()
@@ -171,7 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.module or not args.mutant:
             parser.error("--module and --mutant are required without --coverage")
         install(args.module, args.mutant)
-        outcome = run_gate(slices or slices_for(args.module), args.examples, args.seed, args.adapter_timeout)
+        outcome = run_gate(
+            slices or slices_for(args.module), args.examples, args.seed, args.adapter_timeout, args.engine
+        )
     print(json.dumps(outcome), flush=True)
     return 0
 

@@ -159,8 +159,9 @@ def classify(code: int | None, stdout: str, stderr: str) -> tuple[str, str]:
     return status, how
 
 
-def run_mutant(m: Mutant, examples: int, seed: int, timeout_s: float) -> Outcome:
+def run_mutant(m: Mutant, examples: int, seed: int, timeout_s: float, engine: str = "hypothesis") -> Outcome:
     args = ["--module", m.module, "--mutant", m.mid, "--examples", str(examples), "--seed", str(seed)]
+    args += ["--engine", engine]
     code, out, err = run_child(args, timeout_s)
     status, how = classify(code, out, err)
     seconds = 0.0
@@ -212,8 +213,10 @@ def run_all(
     equivalents: dict[str, str],
     reached: dict[str, set[int]] | None,
     progress: Callable[[Outcome], None] | None = None,
+    engine: str = "hypothesis",
 ) -> list[Outcome]:
-    """Classify every mutant (in parallel ``jobs`` children); outcomes in the input order."""
+    """Classify every mutant (in parallel ``jobs`` children, campaigns by ``engine``); outcomes in
+    the input order."""
     outcomes: dict[str, Outcome] = {}
     to_run = []
     for m in mutants:
@@ -224,7 +227,7 @@ def run_all(
         else:
             to_run.append(m)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for outcome in pool.map(lambda m: run_mutant(m, examples, seed, timeout_s), to_run):
+        for outcome in pool.map(lambda m: run_mutant(m, examples, seed, timeout_s, engine), to_run):
             outcomes[outcome.mutant.mid] = outcome
             if progress is not None:
                 progress(outcome)

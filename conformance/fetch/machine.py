@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
-from kconform.conformance.machine import RUN_MS, Jumps, SliceMachine, Swarm, Target
+from kconform.conformance.machine import RUN_MS, Jumps, SliceMachine, Swarm, Target, family_on
 from kconform.conformance.runner import LockstepRun
 from kconform.model.fetch_config import BROKER, FetchConfig
 from kconform.traces import operations as ops
@@ -97,22 +97,22 @@ def rules(base: type[SliceMachine], cfg: FetchConfig) -> type[SliceMachine]:
         def advance_hw(self, partition: str, offset: int) -> None:
             self._do(ops.AdvanceHw(partition=partition, offset=offset))
 
-        @precondition(lambda self: "deletes" in self.families)
+        @precondition(family_on("deletes"))
         @rule(partition=partitions, offset=st.integers(1, 8))
         def delete_records(self, partition: str, offset: int) -> None:
             self._do(ops.DeleteRecords(partition=partition, offset=offset))
 
-        @precondition(lambda self: "leaders" in self.families)
+        @precondition(family_on("leaders"))
         @rule(partition=partitions)
         def toggle_leadership(self, partition: str) -> None:
             self._do(ops.ToggleLeadership(partition=partition))
 
-        @precondition(lambda self: "restarts" in self.families)
+        @precondition(family_on("restarts"))
         @rule()
         def bounce(self) -> None:
             self._do(ops.Bounce(broker=BROKER))
 
-        @precondition(lambda self: "closes" in self.families)
+        @precondition(family_on("closes"))
         @rule(client=clients)
         def close_session(self, client: int) -> None:
             self._do(ops.CloseSession(client=client))

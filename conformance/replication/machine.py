@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
-from kconform.conformance.machine import Jumps, SliceMachine, Swarm, Target
+from kconform.conformance.machine import Jumps, SliceMachine, Swarm, Target, family_on
 from kconform.conformance.runner import LockstepRun
 from kconform.model.config import ReplicationConfig
 from kconform.traces import operations as ops
@@ -56,12 +56,12 @@ def rules(base: type[SliceMachine], cfg: ReplicationConfig) -> type[SliceMachine
             self.next_rid += 1
             self._do(ops.Produce(rid=self.next_rid, acks=acks))
 
-        @precondition(lambda self: "consume" in self.families)
+        @precondition(family_on("consume"))
         @rule(offset=st.integers(0, 8))
         def consume(self, offset: int) -> None:
             self._do(ops.Consume(offset=offset))
 
-        @precondition(lambda self: "adversarial" in self.families)
+        @precondition(family_on("adversarial"))
         @rule(broker=brokers, offset=st.integers(0, 12), epoch_delta=st.sampled_from(ROGUE_EPOCH_DELTAS))
         def rogue_fetch(self, broker: int, offset: int, epoch_delta: int) -> None:
             """A fetch a buggy, old or malicious consumer sends (issue 17)."""
@@ -69,7 +69,7 @@ def rules(base: type[SliceMachine], cfg: ReplicationConfig) -> type[SliceMachine
 
         if cfg.fetch_max_wait_ms > 0:  # drawn only then: seeded runs of other configs stay identical
 
-            @precondition(lambda self: "consume" in self.families)
+            @precondition(family_on("consume"))
             @rule(
                 offset=st.integers(0, 8),
                 min_bytes=st.integers(1, cfg.fetch_min_bytes),
@@ -81,7 +81,7 @@ def rules(base: type[SliceMachine], cfg: ReplicationConfig) -> type[SliceMachine
 
         if cfg.follower_fetching:  # drawn only then: seeded runs of other configs stay identical
 
-            @precondition(lambda self: "consume" in self.families)
+            @precondition(family_on("consume"))
             @rule()
             def consume_replica(self) -> None:
                 """The follower-fetching consumer fetches from its position (KIP-392)."""
@@ -100,27 +100,27 @@ def rules(base: type[SliceMachine], cfg: ReplicationConfig) -> type[SliceMachine
                 """Retention on one replica up to ``offset``: applied within its HW (KAFKA-5634)."""
                 self._do(ops.Retention(broker, offset))
 
-        @precondition(lambda self: "crash" in self.families)
+        @precondition(family_on("crash"))
         @rule(broker=brokers)
         def crash(self, broker: int) -> None:
             self._do(ops.Crash(broker=broker))
 
-        @precondition(lambda self: "crash" in self.families)
+        @precondition(family_on("crash"))
         @rule(broker=brokers)
         def restart(self, broker: int) -> None:
             self._do(ops.Restart(broker=broker))
 
-        @precondition(lambda self: "isolate" in self.families)
+        @precondition(family_on("isolate"))
         @rule(broker=brokers)
         def isolate(self, broker: int) -> None:
             self._do(ops.Isolate(broker=broker))
 
-        @precondition(lambda self: "isolate" in self.families)
+        @precondition(family_on("isolate"))
         @rule()
         def heal(self) -> None:
             self._do(ops.Heal())
 
-        @precondition(lambda self: "leadership" in self.families)
+        @precondition(family_on("leadership"))
         @rule(broker=brokers)
         def move_leader(self, broker: int) -> None:
             self._do(ops.MoveLeader(broker=broker))

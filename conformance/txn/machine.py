@@ -10,10 +10,12 @@ being shrunk.
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
-from kconform.conformance.machine import RUN_MS, Jumps, SliceMachine, Swarm, Target
+from kconform.conformance.machine import RUN_MS, Jumps, SliceMachine, Swarm, Target, family_on
 from kconform.conformance.runner import LockstepRun
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import operations as ops
@@ -75,6 +77,12 @@ ROGUE_INIT_EPOCHS = (0, -1, 1)
 producer id is wrong (TransactionCoordinator.prepareInitProducerIdTransit: PRODUCER_FENCED)."""
 
 
+def _room_for_an_instance(machine: Any) -> bool:
+    """A precondition: fewer than MAX_INSTANCES producer instances so far (a named function, as
+    conformance.machine.family_on says why)."""
+    return bool(machine.instances < MAX_INSTANCES)
+
+
 def _distinct_outcomes(run: LockstepRun) -> float:
     """How many distinct handler outcomes (and coordinator transitions) one run covered: targeted
     search toward runs that exercise much of the coordinator's state machine."""
@@ -133,14 +141,14 @@ def rules(base: type[SliceMachine], cfg: TxnConfig) -> type[SliceMachine]:
         def abort(self, back: int) -> None:
             self._do(ops.AbortTxn(client=self._client(back)))
 
-        @precondition(lambda self: self.instances < MAX_INSTANCES)
+        @precondition(_room_for_an_instance)
         @rule()
         def new_instance(self) -> None:
             """A new producer instance with the same transactional id (a restart, or a zombie's successor)."""
             self.instances += 1
             self._do(ops.InitProducer(client=self.instances - 1, txn_id=txn_id))
 
-        @precondition(lambda self: "idempotent" in self.families)
+        @precondition(family_on("idempotent"))
         @rule(partition=partitions, count=st.integers(1, 3))
         def idempotent_send(self, partition: str, count: int) -> None:
             if IDEMPOTENT_CLIENT not in self.started:
@@ -148,7 +156,7 @@ def rules(base: type[SliceMachine], cfg: TxnConfig) -> type[SliceMachine]:
                 self._do(ops.InitProducer(client=IDEMPOTENT_CLIENT, txn_id=""))
             self._do(ops.Send(client=IDEMPOTENT_CLIENT, partition=partition, count=count))
 
-        @precondition(lambda self: "adversarial" in self.families)
+        @precondition(family_on("adversarial"))
         @rule(
             back=which,
             idempotent=st.booleans(),
@@ -167,7 +175,7 @@ def rules(base: type[SliceMachine], cfg: TxnConfig) -> type[SliceMachine]:
             broker = broker if broker < cfg.brokers else -1
             self._do(ops.RogueProduce(client, partition, broker, seq_delta, epoch_delta, count))
 
-        @precondition(lambda self: "adversarial" in self.families)
+        @precondition(family_on("adversarial"))
         @rule(broker=st.sampled_from(ROGUE_BROKERS), epoch_delta=st.sampled_from((-1, 1)), commit=st.booleans())
         def rogue_end_txn(self, broker: int, epoch_delta: int, commit: bool) -> None:
             """An EndTxn out of order, of a stale or future epoch, from the newest instance (issue 17;
@@ -178,7 +186,7 @@ def rules(base: type[SliceMachine], cfg: TxnConfig) -> type[SliceMachine]:
             broker = broker if broker < cfg.brokers else -1
             self._do(ops.RogueEndTxn(self._client(0), broker, epoch_delta, commit))
 
-        @precondition(lambda self: "adversarial" in self.families)
+        @precondition(family_on("adversarial"))
         @rule(back=which, partition=partitions, broker=st.sampled_from(ROGUE_BROKERS))
         def rogue_add_partitions(self, back: int, partition: str, broker: int) -> None:
             """AddPartitionsToTxn with a stale epoch (the client's own - 1; a zombie's own is stale
@@ -191,7 +199,7 @@ def rules(base: type[SliceMachine], cfg: TxnConfig) -> type[SliceMachine]:
             broker = broker if broker < cfg.brokers else -1
             self._do(ops.RogueAddPartitions(self._client(back), partition, broker, -1))
 
-        @precondition(lambda self: "adversarial" in self.families)
+        @precondition(family_on("adversarial"))
         @rule(
             back=which,
             broker=st.sampled_from(ROGUE_BROKERS),
@@ -213,19 +221,19 @@ def rules(base: type[SliceMachine], cfg: TxnConfig) -> type[SliceMachine]:
         def consume(self, consumer: int, partition: str, read_committed: bool) -> None:
             self._do(ops.ConsumeTxn(consumer=consumer, partition=partition, read_committed=read_committed))
 
-        @precondition(lambda self: "offsets" in self.families)
+        @precondition(family_on("offsets"))
         @rule(back=which, partition=partitions, offset=st.integers(0, 6))
         def send_offsets(self, back: int, partition: str, offset: int) -> None:
             client = self._client(back)
             self._do(ops.BeginTxn(client=client))
             self._do(ops.SendOffsets(client=client, group=cfg.groups[0], partition=partition, offset=offset))
 
-        @precondition(lambda self: "offsets" in self.families)
+        @precondition(family_on("offsets"))
         @rule(partition=partitions, offset=st.integers(0, 6))
         def commit_offsets(self, partition: str, offset: int) -> None:
             self._do(ops.CommitOffsets(group=cfg.groups[0], partition=partition, offset=offset))
 
-        @precondition(lambda self: "offsets" in self.families)
+        @precondition(family_on("offsets"))
         @rule(require_stable=st.booleans())
         def fetch_offsets(self, require_stable: bool) -> None:
             self._do(ops.FetchOffsets(group=cfg.groups[0], require_stable=require_stable))
@@ -236,12 +244,12 @@ def rules(base: type[SliceMachine], cfg: TxnConfig) -> type[SliceMachine]:
         def advance_hw(self, partition: str, offset: int) -> None:
             self._do(ops.AdvanceHw(partition=partition, offset=offset))
 
-        @precondition(lambda self: "coordinator" in self.families)
+        @precondition(family_on("coordinator"))
         @rule(broker=brokers)
         def move_coordinator(self, broker: int) -> None:
             self._do(ops.MoveCoordinator(txn_id=txn_id, broker=broker))
 
-        @precondition(lambda self: "scheduling" in self.families)
+        @precondition(family_on("scheduling"))
         @rule(count=st.sampled_from(OVERTAKE))
         def overtake(self, count: int) -> None:
             """Deliver ``count`` messages while the oldest one in flight waits: ``Deliver(1)`` taken
@@ -249,7 +257,7 @@ def rules(base: type[SliceMachine], cfg: TxnConfig) -> type[SliceMachine]:
             for _ in range(count):
                 self._do(ops.Deliver(index=1))
 
-        @precondition(lambda self: "liveness" in self.families)
+        @precondition(family_on("liveness"))
         @rule()
         def quiesce(self) -> None:
             self._do(ops.Quiesce(max_ms=QUIESCE_MS))
