@@ -29,6 +29,7 @@ from kconform.conformance.replication.scenarios import (
     DEMOTED_LEADER_HW,
     ELR_REFUSED_PROPOSAL_STALL,
     LOG_START_EPOCH_CACHE,
+    LOG_START_EPOCH_CACHE_KIP_279,
     run_scenario,
     zoo,
 )
@@ -150,3 +151,21 @@ def test_a_refused_proposal_ends_and_the_leader_shrinks_in_time(monkeypatch: pyt
     buggy = run_scenario(ReferenceCluster(), ELR_REFUSED_PROPOSAL_STALL, GATE_CONFIG, frozenset())
     assert buggy.failure is not None
     assert (buggy.failure.verdict, buggy.failure.name) == ("invariant-violation", "IsrShrinkBounded")
+
+
+def test_before_kafka_7415_an_epoch_older_than_the_cache_is_undefined(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``log-start-epoch-cache-kip-279``: on the 2.0 rung the leader answers broker 0's
+    OffsetsForLeaderEpoch for epoch 0, older than every epoch it caches after DeleteRecords, with
+    UNDEFINED_EPOCH_OFFSET (the cache rules before KAFKA-7415); a log whose cache kept the 2.1 rules
+    (the census survivor ReplicaLog.__post_init__:drop) answers (0, 4) and is caught."""
+    scenario = LOG_START_EPOCH_CACHE_KIP_279
+    assert scenario in zoo(GATE_CONFIG) and scenario not in zoo(ReplicationConfig())
+    cfg = scenario.configure(GATE_CONFIG)
+    clean = run_scenario(ReferenceCluster(), scenario, cfg, frozenset())
+    assert not clean.failed, clean.failure
+    answers = [e for e in _events(clean, ev.EpochQueryHandled) if e.follower == 0 and e.error == ev.NONE]  # type: ignore[attr-defined]
+    assert (-1, -1) in [(e.epoch, e.end_offset) for e in answers]  # type: ignore[attr-defined]
+    monkeypatch.setattr(ReplicaLog, "__post_init__", lambda self: None)
+    buggy = run_scenario(ReferenceCluster(), scenario, cfg, frozenset())
+    assert buggy.failure is not None
+    assert (buggy.failure.verdict, buggy.failure.name) == ("non-conformance", "epoch_query_handled")

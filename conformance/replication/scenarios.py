@@ -615,6 +615,16 @@ def ELR_REFUSED_PROPOSAL_STALL() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "log-start-epoch-cache-kip-279", min_replicas=3, protocol=Protocol.KIP_279)
+def LOG_START_EPOCH_CACHE_KIP_279() -> tuple[o.Operation, ...]:
+    """The log-start-epoch-cache operations on the KIP-279 rung (2.0, before KAFKA-7415): broker 0
+    truncates through OffsetsForLeaderEpoch, and the leader's cache follows the 0.11-2.0 rules
+    (LeaderEpochFileCache before KAFKA-7415: assign only appends; endOffsetFor of an epoch older
+    than every cached one is UNDEFINED_EPOCH_OFFSET, so broker 0 falls back to its HW). Runs only with
+    ``log_start_moves``."""
+    return LOG_START_EPOCH_CACHE.ops
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -638,6 +648,7 @@ SCENARIOS: dict[str, Scenario] = {
         EPOCH_QUERY_ANSWERS,
         FOLLOWER_LOG_START,
         ELR_REFUSED_PROPOSAL_STALL,
+        LOG_START_EPOCH_CACHE_KIP_279,
     )
 }
 
@@ -657,5 +668,8 @@ def zoo(cfg: ReplicationConfig) -> list[Scenario]:
         and (s is not DELAYED_FETCH or cfg.fetch_max_wait_ms > 0)
         and (s.name not in _ELR_ONLY or cfg.elr)
         and (s not in (READ_REPLICA_OUT_OF_ISR, READ_REPLICA_TRUNCATED) or cfg.follower_fetching)
-        and (s not in (RESTART_BELOW_LOG_START, LOG_START_EPOCH_CACHE, FOLLOWER_LOG_START) or cfg.log_start_moves)
+        and (
+            s not in (RESTART_BELOW_LOG_START, LOG_START_EPOCH_CACHE, LOG_START_EPOCH_CACHE_KIP_279, FOLLOWER_LOG_START)
+            or cfg.log_start_moves
+        )
     ]
