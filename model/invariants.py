@@ -24,6 +24,13 @@ equality: small tuples of values, cheap to compare."""
 INVARIANTS: dict[str, Invariant[State, ReplicationConfig]] = _REGISTRY.invariants
 _register, _register_step = _REGISTRY.state, _REGISTRY.step
 
+TIMER_BOUNDS = frozenset({"IsrShrinkBounded", "FollowerKeepsFetching"})
+"""Bounds on an implementation's timers (the isr-expiration task, the replica fetcher's timeout and
+backoff), judged only where every timer's time is seen (the lockstep judge's ``State.tracks_*``
+flags). They are vacuous on the model searches' states, whose clock jumps and sends are atomic
+actions of the search's choosing: a model search never checks them, and a file it writes is
+replayed without them (traces.counterexample.Counterexample.checked)."""
+
 
 def _loss_permitted(s: State, after_epoch: int) -> str:
     """Why a loss of data written in ``after_epoch`` is permitted by configuration, or ''."""
@@ -358,6 +365,27 @@ def isr_shrink_bounded(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     the bound and its window are model.isr_expiration's."""
     for message in s.ghost.late_shrinks:
         yield Violation("IsrShrinkBounded", message)
+
+
+@_register(
+    "FollowerKeepsFetching",
+    "AbstractFetcherThread.doWork, processFetchRequest, handlePartitionsWithErrors / delayPartitions "
+    "(replica.fetch.backoff.ms, ReplicaFetcherThread); BrokerBlockingSender's NetworkClient (request.timeout.ms), "
+    "NetworkClientUtils.sendAndReceive; ReplicaFetcherManager.addFetcherForPartitions",
+    lambda s: (s.ghost.stalled_fetchers,),
+)
+def follower_keeps_fetching(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """A running follower whose fetcher follows a leader asks it again at once when the fetcher
+    starts or an answer to its latest request appended records or truncated its log, within
+    replica.fetch.backoff.ms of any other answer, and within request.timeout.ms +
+    replica.fetch.backoff.ms of a request that found no answer.
+
+    With the lockstep judging of every answer this is replication progress conditioned on
+    delivery: only the follower's own sending is demanded, never a delivery the network withheld.
+    Judged where every request and every timer's time is seen (``State.tracks_fetchers``: the
+    lockstep judge); the bound is model.fetch_pacing's."""
+    for message in s.ghost.stalled_fetchers:
+        yield Violation("FollowerKeepsFetching", message)
 
 
 @_register(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kconform.model import elr as elr_rules
-from kconform.model import epochs, isr_expiration, purgatory
+from kconform.model import epochs, fetch_pacing, isr_expiration, purgatory
 from kconform.model import log_start as ls
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.model.errors import (
@@ -998,7 +998,9 @@ def advance_clock(s: State, now_ms: int, cfg: ReplicationConfig | None = None) -
     parked operations whose deadline came are due and those a trigger made due earlier are overdue
     (model.purgatory.pass_time). When it tracks ISR expiration (and ``cfg`` is given), ISR members
     a leader kept past the isr-expiration task's bound are recorded (``Ghost.late_shrinks``,
-    model.isr_expiration): a new ghost value, so the judge re-checks on that tick."""
+    model.isr_expiration): a new ghost value, so the judge re-checks on that tick. Likewise, where
+    the followers' fetch pacing is tracked, followers whose next request is overdue
+    (``Ghost.stalled_fetchers``, model.fetch_pacing)."""
     if now_ms < s.now_ms:
         raise NotEnabled(f"clock moved backwards from {s.now_ms} to {now_ms} ms")
     s = evolve(s, now_ms=now_ms)
@@ -1008,6 +1010,10 @@ def advance_clock(s: State, now_ms: int, cfg: ReplicationConfig | None = None) -
         late = isr_expiration.late_members(s, cfg)
         if late and late != s.ghost.late_shrinks:
             s = evolve(s, ghost=evolve(s.ghost, late_shrinks=late))
+    if cfg is not None and s.fetchers:
+        stalled = fetch_pacing.stalled(s, cfg)
+        if stalled and stalled != s.ghost.stalled_fetchers:
+            s = evolve(s, ghost=evolve(s.ghost, stalled_fetchers=stalled))
     return s
 
 

@@ -91,6 +91,13 @@ class ReplicationSettings:
     the follower fetches again at once after an answer."""
     replica_fetch_min_bytes: int = setting(1, "replica.fetch.min.bytes", "INT", 1, optional=True)
     """The followers' Fetch minBytes (default 1), counted in records."""
+    replica_fetch_backoff_ms: int = setting(500, "replica.fetch.backoff.ms", "INT", 0, optional=True)
+    """How long a follower's fetcher waits before asking again after an answer that brought nothing
+    (AbstractFetcherThread.delayPartitions after a partition error, or a request that timed out).
+    Kafka's default is 1000; the suite's 500 is the pause the reference has always made (after an
+    empty answer too, as if the leader had waited replica.fetch.wait.max.ms's default 500 ms), so
+    runs recorded before the setting existed are unchanged. FollowerKeepsFetching bounds the
+    fetcher by it (model.fetch_pacing)."""
     fetch_max_wait_ms: int = setting(0, "fetch.max.wait.ms", "INT", 0, optional=True)
     """The longest fetch.max.wait.ms (consumer default 500) the state machine draws for a waiting
     consumer Fetch (operation ``consume_wait``); 0: it draws none."""

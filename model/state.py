@@ -44,6 +44,20 @@ class RemoteReplica:
     at 0 unless the config's ``elr`` (the Kafka 4.x rung, which has KIP-903)."""
 
 
+NO_REQUEST = -1
+"""``FetcherClock.latest`` before a fetcher's first request."""
+
+
+@dataclass(frozen=True)
+class FetcherClock:
+    """One follower's fetch obligation (model.fetch_pacing): the time by which its next request must
+    be sent (None: none yet), the id of its latest request, and whether an answer to it was applied."""
+
+    due_ms: int | None = None
+    latest: int = NO_REQUEST
+    answered: bool = False
+
+
 @dataclass(frozen=True)
 class DelayedProduce:
     """An acks=-1 produce waiting in the leader's purgatory for the HW to pass ``offset``."""
@@ -197,6 +211,9 @@ class Ghost:
     (read by DelayedTriggersHonoured)."""
     reader: ReaderGhost = field(default_factory=ReaderGhost)
     """The follower-fetching consumer's deliveries and resets (KIP-392; model.read_replica)."""
+    stalled_fetchers: tuple[str, ...] = field(default=(), compare=False)
+    """Followers whose fetcher let a request fall overdue (read by FollowerKeepsFetching;
+    model.fetch_pacing). Not part of the state's identity, like ``late_shrinks``."""
     late_shrinks: tuple[str, ...] = field(default=(), compare=False)
     """ISR members a running leader left in its ISR longer than its isr-expiration task allows
     (read by IsrShrinkBounded; model.isr_expiration). Not part of the state's identity: the
@@ -240,6 +257,16 @@ class State:
     on for the lockstep judge, which sees a ClockAdvanced event at every time a timer fires; off
     for the model searches, whose clock jumps and ISR shrinks are separate atomic actions. Not part
     of the state's identity."""
+
+    tracks_fetchers: bool = field(default=False, compare=False)
+    """Whether the followers' fetch pacing is judged (model.fetch_pacing, FollowerKeepsFetching): on
+    for the lockstep judge, which sees every request a follower sends and a ClockAdvanced event at
+    every time a timer fires; off for the model searches, whose fetches are atomic actions of their
+    own choosing. Not part of the state's identity."""
+    fetchers: tuple[FetcherClock, ...] = field(default=(), compare=False)
+    """Each broker's fetch obligation, by broker id (model.fetch_pacing); empty until a follower
+    starts fetching where ``tracks_fetchers``. Judge bookkeeping kept beside the replicas (a request
+    sent changes no replica, so it re-runs no invariant); not part of the state's identity."""
 
     def replica(self, node: int) -> Replica:
         """Broker ``node``'s replica; NotEnabled for an id that is not one of the replicas."""

@@ -15,7 +15,8 @@ written) are the events of bringing the cluster up (``Adapter.reset``), so the m
 file without re-running the implementation. ``verdict.kind`` is one of VERDICT_KINDS; extra keys
 in the verdict are kept (e.g. the KIP that defines an invariant). One extra key has a meaning:
 ``invariants``, a list of invariant names, says the verdict was reached checking only those (a
-model search for some invariants); replay then checks only those. Files are written atomically:
+model search for some invariants); replay then checks only those (a model search's file that names
+none: every invariant but the timer bounds, Counterexample.checked). Files are written atomically:
 a reader never sees half a file.
 """
 
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kconform.model.configs import AnyConfig
-from kconform.model.invariants import INVARIANTS
+from kconform.model.invariants import INVARIANTS, TIMER_BOUNDS
 from kconform.model.txn_invariants import INVARIANTS as TXN_INVARIANTS
 from kconform.traces.atomicfile import atomic_text_writer
 from kconform.traces.events import SCHEMA_VERSION, Event
@@ -99,9 +100,16 @@ class Counterexample:
 
     @property
     def checked(self) -> frozenset[str] | None:
-        """The invariants the verdict was reached with (the verdict's ``invariants``); None: all."""
+        """The invariants the verdict was reached with (the verdict's ``invariants``); None: all. A
+        model search's file (MODEL_IMPLEMENTATION) that names none was checked against every
+        invariant but the bounds on an implementation's timers (model.invariants.TIMER_BOUNDS),
+        which its atomic actions never claim to meet."""
         names = self.verdict.get("invariants")
-        return None if names is None else frozenset(names)
+        if names is not None:
+            return frozenset(names)
+        if self.implementation == MODEL_IMPLEMENTATION:
+            return frozenset(INVARIANTS) - TIMER_BOUNDS
+        return None
 
 
 def make_verdict(kind: str, name: str, message: str, step: int) -> dict[str, Any]:

@@ -278,8 +278,8 @@ def run_replay(cx: Counterexample, options: ReplayOptions, console: Console | No
             adapter.close()
     mode = "recorded events (model only)" if adapter is None else f"implementation {options.implementation!r}"
     console.print(f"replayed {result.steps_replayed} of {len(cx.steps)} steps against {mode}")
-    if cx.checked is not None:
-        console.print(f"invariants checked (as recorded in the file): {', '.join(sorted(cx.checked))}")
+    if cx.verdict.get("invariants") is not None:
+        console.print(f"invariants checked (as recorded in the file): {', '.join(sorted(cx.checked or ()))}")
     if result.divergence:
         console.print(f"[yellow]the implementation did not reproduce the recorded events: {result.divergence}[/yellow]")
     for index, finding in result.findings:

@@ -19,8 +19,9 @@ from typing import Any
 
 from kconform.conformance.judge import Finding, LockstepJudge, Mismatch, compare, compare_fields, own_request
 from kconform.conformance.replication import coverage
-from kconform.model import invariants, read_replica, replication
+from kconform.model import fetch_pacing, invariants, read_replica, replication
 from kconform.model.config import ReplicationConfig
+from kconform.model.errors import FENCED_LEADER_EPOCH
 from kconform.model.replication import (
     EpochAnswer,
     EpochQuery,
@@ -66,9 +67,10 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
     def __init__(self, cfg: ReplicationConfig, checked: frozenset[str] | None = None) -> None:
         # Obligations of the purgatory are judged where fetches wait (the --slice all gate's
         # configuration); the model searches' paths, judged with the default, complete on their own terms.
-        super().__init__(
-            cfg, checked, replace(initial_state(cfg), tracks_purgatory=cfg.delayed_fetch, tracks_isr_expiration=True)
+        initial = replace(
+            initial_state(cfg), tracks_purgatory=cfg.delayed_fetch, tracks_isr_expiration=True, tracks_fetchers=True
         )
+        super().__init__(cfg, checked, initial)
         self._memo: invariants.Memo = {}  # state invariants whose inputs did not change are not re-run
         self._fetches: dict[int, tuple[int, FetchRequest]] = {}
         self._fetch_answers: dict[int, list[FetchResponse]] = {}
@@ -193,7 +195,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         s, out = replication.apply_metadata(self.state, self.cfg, e.node, rec)
         self._after = s
         compare_fields(e, out, ("outcome", "truncated_to", "hw"))
-        return s
+        return fetch_pacing.started(s, e.node) if out.outcome == "become_follower" else s
 
     # ------------------------------------------------------------------------------------------
     # Produce, consume
@@ -261,7 +263,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         q = replication.fetch_request(self.state, self.cfg, e.node)
         compare_fields(e, q, ("leader", "fetch_offset", "last_fetched_epoch", "current_leader_epoch", "follower_epoch"))
         self._fetches[e.msg] = (e.node, q)
-        return self.state
+        return fetch_pacing.sent(self.state, self.cfg, e.node, e.msg)
 
     def _sent_fetch(self, e: ev.FetchHandled | ev.FetchParked) -> FetchRequest:
         sent = self._fetches.get(e.msg)
@@ -323,9 +325,12 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
     def _fetch_applied(self, e: ev.FetchApplied) -> State:
         q, answers = own_request(self._fetches, self._fetch_answers, e.msg, e.node, "a Fetch", NotEnabled)
         claimed = {"outcome": e.outcome, "truncated_to": e.truncated_to, "appended": e.appended, "hw": e.hw}
-        return self.first_match(
+        s = self.first_match(
             answers, lambda resp: replication.apply_fetch_response(self.state, self.cfg, e.node, q, resp), claimed
         )
+        fenced = any(a.error == FENCED_LEADER_EPOCH for a in answers)
+        pause = fetch_pacing.after_fetch(self.cfg, e.outcome, e.truncated_to, e.appended, fenced)
+        return fetch_pacing.answered(s, e.node, e.msg, pause)
 
     # ------------------------------------------------------------------------------------------
     # OffsetsForLeaderEpoch
@@ -334,7 +339,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         q = replication.epoch_query_request(self.state, self.cfg, e.node)
         compare_fields(e, q, ("leader", "requested_epoch", "current_leader_epoch", "follower_epoch"))
         self._queries[e.msg] = (e.node, q)
-        return self.state
+        return fetch_pacing.sent(self.state, self.cfg, e.node, e.msg)
 
     def _epoch_query_handled(self, e: ev.EpochQueryHandled) -> State:
         sent = self._queries.get(e.msg)
@@ -350,9 +355,11 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             self._queries, self._query_answers, e.msg, e.node, "an OffsetsForLeaderEpoch", NotEnabled
         )
         claimed = {"outcome": e.outcome, "truncated_to": e.truncated_to, "hw": e.hw}
-        return self.first_match(
+        s = self.first_match(
             answers, lambda a: replication.apply_epoch_answer(self.state, self.cfg, e.node, q, a), claimed
         )
+        fenced = any(a.error == FENCED_LEADER_EPOCH for a in answers)
+        return fetch_pacing.answered(s, e.node, e.msg, fetch_pacing.after_epoch_answer(self.cfg, e.outcome, fenced))
 
     # ------------------------------------------------------------------------------------------
     # ISR

@@ -2,9 +2,10 @@
 
 Guarantees: at most one request (Fetch or OffsetsForLeaderEpoch) outstanding; a request is sent at
 once on entering a state and after a response that appended records or truncated (or, with
-replica.fetch.wait.max.ms > 0, any answered Fetch: the leader did the waiting), 500 ms after an
-empty or failed response, and again when an outstanding request found no answer within
-request_timeout_ms; a response is applied only if the fetcher still follows the same leader in
+replica.fetch.wait.max.ms > 0, any answered Fetch: the leader did the waiting),
+replica.fetch.backoff.ms (``replica_fetch_backoff_ms``) after an empty or failed response, and again
+when an outstanding request found no answer within request_timeout_ms (model.fetch_pacing bounds
+these, FollowerKeepsFetching); a response is applied only if the fetcher still follows the same leader in
 the same epoch and state (and, for Fetch, its LEO is still the fetch offset); truncation follows
 kafka-facts §3.8 for the configured protocol rung.
 """
@@ -30,9 +31,6 @@ from .log import ReplicaLog
 from .messages import EpochQueryRequest, EpochQueryResponse, FetchRequest, FetchResponse
 from .partition import Partition
 from .runtime import Runtime
-
-FETCH_BACKOFF_MS = 500
-"""replica.fetch.backoff.ms / replica.fetch.wait.max.ms: the pause after an empty or failed fetch."""
 
 
 class FetchState(enum.Enum):
@@ -276,7 +274,7 @@ class ReplicaFetcher:
             self._send()
         elif self._backoff_timer is None:
             self._backoff_timer = self.rt.scheduler.schedule(
-                FETCH_BACKOFF_MS, self.broker_id, "fetch-backoff", self._on_backoff
+                self.rt.config.replica_fetch_backoff_ms, self.broker_id, "fetch-backoff", self._on_backoff
             )
 
     def _on_backoff(self) -> None:
