@@ -32,6 +32,11 @@ the lockstep judging of every answer, this is replication progress conditioned o
 round trip the network completes brings the follower to the leader's log end as of the leader's
 read, and the follower never stops starting round trips.
 
+The lower side is Kafka's as well: after an answer with an error the partition is not fetchable
+for replica.fetch.backoff.ms (delayPartitions) unless new metadata restarts the fetcher; ``sent``
+records a request sent sooner (FollowerBacksOff). Only errors carry it: Kafka fetches again at once
+after an ignored or out-of-range answer, and the reference resends at once after a timeout.
+
 Guarantee of this module: ``stalled`` names a follower only when the model's state says its
 fetcher follows a leader (alive, registered, fetch state fetching or truncating, a leader other
 than itself) and the deadline of its latest obligation (start, answer or send, recorded by
@@ -62,9 +67,19 @@ def started(s: State, node: int) -> State:
 
 def sent(s: State, cfg: ReplicationConfig, node: int, msg: int) -> State:
     """``node`` sent request ``msg`` (FetchSent, EpochQuerySent): without an answer, the next one is
-    due after request.timeout.ms (NetworkClient's timeout) + replica.fetch.backoff.ms."""
+    due after request.timeout.ms (NetworkClient's timeout) + replica.fetch.backoff.ms. A request sent
+    before the backoff after an error answer ran out is recorded (``Ghost.hasty_fetches``)."""
     if not s.tracks_fetchers:
         return s
+    if s.fetchers:
+        before = s.fetchers[node].not_before_ms
+        if before is not None and s.now_ms < before:
+            hasty = (
+                f"broker {node} sent request {msg} at {s.now_ms} ms, before {before} ms: within "
+                f"replica.fetch.backoff.ms {cfg.replica_fetch_backoff_ms} of an answer with an error to request "
+                f"{s.fetchers[node].latest}"
+            )
+            s = evolve(s, ghost=evolve(s.ghost, hasty_fetches=(*s.ghost.hasty_fetches, hasty)))
     return _with(s, node, FetcherClock(s.now_ms + cfg.request_timeout_ms + cfg.replica_fetch_backoff_ms, msg))
 
 
@@ -102,18 +117,29 @@ def after_epoch_answer(cfg: ReplicationConfig, outcome: str, fenced: bool) -> in
     return cfg.replica_fetch_backoff_ms
 
 
-def answered(s: State, node: int, msg: int, pause_ms: int | None) -> State:
+def backoff_after(cfg: ReplicationConfig, outcome: str) -> int | None:
+    """The least pause after applying an answer (FetchApplied's or EpochQueryApplied's outcome):
+    replica.fetch.backoff.ms after an error (handlePartitionsWithErrors → delayPartitions: the
+    partition is not fetchable until the delay passes; after FENCED_LEADER_EPOCH not until new
+    metadata, of which the backoff is the part the reference keeps); None after any other answer
+    (Kafka fetches again at once)."""
+    return cfg.replica_fetch_backoff_ms if outcome == "error" else None
+
+
+def answered(s: State, node: int, msg: int, pause_ms: int | None, backoff_ms: int | None = None) -> State:
     """``node`` applied an answer to request ``msg`` (FetchApplied, EpochQueryApplied): when ``msg`` is
     its latest request and no answer to it was applied before, the next request is due within
     ``pause_ms`` (``after_fetch``, ``after_epoch_answer``; None: nothing is due until the fetcher
-    starts again or sends). An answer to an older request, or a second copy, changes nothing."""
+    starts again or sends) and, with ``backoff_ms`` (``backoff_after``), no request is sent before
+    that pause. An answer to an older request, or a second copy, changes nothing."""
     if not s.tracks_fetchers or not s.fetchers:
         return s
     clock = s.fetchers[node]
     if clock.latest != msg or clock.answered:
         return s
     due = None if pause_ms is None else s.now_ms + pause_ms
-    return _with(s, node, FetcherClock(due, msg, True))
+    not_before = None if backoff_ms is None else s.now_ms + backoff_ms
+    return _with(s, node, FetcherClock(due, msg, True, not_before))
 
 
 def follows(s: State, node: int) -> bool:

@@ -24,7 +24,7 @@ equality: small tuples of values, cheap to compare."""
 INVARIANTS: dict[str, Invariant[State, ReplicationConfig]] = _REGISTRY.invariants
 _register, _register_step = _REGISTRY.state, _REGISTRY.step
 
-TIMER_BOUNDS = frozenset({"IsrShrinkBounded", "FollowerKeepsFetching"})
+TIMER_BOUNDS = frozenset({"IsrShrinkBounded", "FollowerKeepsFetching", "FollowerBacksOff"})
 """Bounds on an implementation's timers (the isr-expiration task, the replica fetcher's timeout and
 backoff), judged only where every timer's time is seen (the lockstep judge's ``State.tracks_*``
 flags). They are vacuous on the model searches' states, whose clock jumps and sends are atomic
@@ -386,6 +386,22 @@ def follower_keeps_fetching(s: State, cfg: ReplicationConfig) -> Iterator[Violat
     lockstep judge); the bound is model.fetch_pacing's."""
     for message in s.ghost.stalled_fetchers:
         yield Violation("FollowerKeepsFetching", message)
+
+
+@_register(
+    "FollowerBacksOff",
+    "AbstractFetcherThread.handlePartitionsWithErrors / delayPartitions (replica.fetch.backoff.ms: "
+    '"the amount of time to sleep when fetch partition error occurs"), maybeTruncateToEpochEndOffsets',
+    lambda s: (s.ghost.hasty_fetches,),
+)
+def follower_backs_off(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """After an answer with an error, a follower asks its leader again no sooner than
+    replica.fetch.backoff.ms later, unless new metadata restarts its fetcher.
+
+    Judged where every request is seen (``State.tracks_fetchers``: the lockstep judge);
+    model.fetch_pacing records each hasty request when it is sent."""
+    for message in s.ghost.hasty_fetches:
+        yield Violation("FollowerBacksOff", message)
 
 
 @_register(

@@ -56,6 +56,9 @@ class FetcherClock:
     due_ms: int | None = None
     latest: int = NO_REQUEST
     answered: bool = False
+    not_before_ms: int | None = None
+    """After an answer with an error: no request before this time unless the fetcher starts again
+    (FollowerBacksOff); None: no lower bound."""
 
 
 @dataclass(frozen=True)
@@ -211,6 +214,9 @@ class Ghost:
     (read by DelayedTriggersHonoured)."""
     reader: ReaderGhost = field(default_factory=ReaderGhost)
     """The follower-fetching consumer's deliveries and resets (KIP-392; model.read_replica)."""
+    hasty_fetches: tuple[str, ...] = field(default=(), compare=False)
+    """Requests a follower sent sooner than replica.fetch.backoff.ms after an answer with an error
+    (read by FollowerBacksOff; model.fetch_pacing). Not part of the state's identity."""
     stalled_fetchers: tuple[str, ...] = field(default=(), compare=False)
     """Followers whose fetcher let a request fall overdue (read by FollowerKeepsFetching;
     model.fetch_pacing). Not part of the state's identity, like ``late_shrinks``."""

@@ -15,6 +15,7 @@ from kconform.conformance.replication import scenarios as rscen
 from kconform.conformance.replication.explore import Found, canonical
 from kconform.conformance.replication.lockstep import judge_events
 from kconform.conformance.replication.pathevents import boot_events, path_counterexample, path_steps
+from kconform.conformance.replication.slice import GATE_CONFIG
 from kconform.conformance.runner import LockstepRun
 from kconform.impl.replication import fetcher as rfetcher
 from kconform.impl.replication.cluster import ReferenceCluster
@@ -118,6 +119,20 @@ def test_after_a_fenced_answer_nothing_is_due_until_the_fetcher_sends_or_starts_
     assert len(_stalled(P.started(s, 1), 1)) == 2
 
 
+def test_a_request_within_the_backoff_after_an_error_answer_fires_one_at_its_end_is_silent() -> None:
+    s = P.sent(_tracked(), CFG, 1, 10)
+    s = P.answered(s, 1, 10, BACKOFF, P.backoff_after(CFG, "error"))
+    hasty = P.sent(R.advance_clock(s, BACKOFF - 1, CFG), CFG, 1, 11)
+    found = I.check_state(hasty, CFG, frozenset({"FollowerBacksOff"}))
+    assert len(found) == 1 and "broker 1 sent request 11 at 499 ms, before 500 ms" in found[0].message
+    assert (
+        I.check_state(P.sent(R.advance_clock(s, BACKOFF, CFG), CFG, 1, 11), CFG, frozenset({"FollowerBacksOff"})) == []
+    )
+    restarted = P.sent(P.started(R.advance_clock(s, 1, CFG), 1), CFG, 1, 11)  # new metadata: no delay
+    assert I.check_state(restarted, CFG, frozenset({"FollowerBacksOff"})) == []
+    assert [P.backoff_after(CFG, o) for o in ("error", "ignored", "appended", "out_of_range")] == [BACKOFF] + [None] * 3
+
+
 def test_a_follower_that_crashed_leads_or_is_not_tracked_is_not_judged() -> None:
     s = _tracked()
     assert _stalled(R.crash(s, CFG, 1), 1) == [_stalled(s, 1)[1]]
@@ -184,6 +199,24 @@ def test_a_fetcher_that_never_backs_off_to_ask_again_is_caught(monkeypatch: pyte
     monkeypatch.setattr(rfetcher.ReplicaFetcher, "_on_backoff", lambda self: None)
     run = _run()
     assert run.failure is not None and run.failure.name == "FollowerKeepsFetching", run.failure
+
+
+def test_the_unknown_leader_epoch_scenario_backs_off_and_a_hasty_fetcher_is_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Near miss: follower 2's Fetch answered UNKNOWN_LEADER_EPOCH is re-sent after the backoff and
+    the follower catches up; planted: a fetcher that asks again at once after every answer."""
+    cfg = GATE_CONFIG
+    run = rscen.run_scenario(ReferenceCluster(), rscen.UNKNOWN_LEADER_EPOCH, cfg, frozenset())
+    assert run.failure is None, run.failure
+    applied = [e for step in run.steps for e in step.events if isinstance(e, ev.FetchApplied) and e.node == 2]
+    assert "error" in [e.outcome for e in applied]
+    cluster = run.adapter.cluster  # type: ignore[attr-defined]
+    assert cluster.brokers[2].log.leo == cluster.brokers[1].log.leo == 1
+    at_once = rfetcher.ReplicaFetcher._next_after
+    monkeypatch.setattr(rfetcher.ReplicaFetcher, "_next_after", lambda self, req, progressed: at_once(self, req, True))
+    run = rscen.run_scenario(ReferenceCluster(), rscen.UNKNOWN_LEADER_EPOCH, cfg, frozenset())
+    assert run.failure is not None and run.failure.name == "FollowerBacksOff", run.failure
 
 
 def test_a_model_search_file_is_replayed_without_the_timer_bounds() -> None:

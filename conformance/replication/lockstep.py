@@ -330,7 +330,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         )
         fenced = any(a.error == FENCED_LEADER_EPOCH for a in answers)
         pause = fetch_pacing.after_fetch(self.cfg, e.outcome, e.truncated_to, e.appended, fenced)
-        return fetch_pacing.answered(s, e.node, e.msg, pause)
+        return fetch_pacing.answered(s, e.node, e.msg, pause, fetch_pacing.backoff_after(self.cfg, e.outcome))
 
     # ------------------------------------------------------------------------------------------
     # OffsetsForLeaderEpoch
@@ -359,7 +359,8 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             answers, lambda a: replication.apply_epoch_answer(self.state, self.cfg, e.node, q, a), claimed
         )
         fenced = any(a.error == FENCED_LEADER_EPOCH for a in answers)
-        return fetch_pacing.answered(s, e.node, e.msg, fetch_pacing.after_epoch_answer(self.cfg, e.outcome, fenced))
+        pause = fetch_pacing.after_epoch_answer(self.cfg, e.outcome, fenced)
+        return fetch_pacing.answered(s, e.node, e.msg, pause, fetch_pacing.backoff_after(self.cfg, e.outcome))
 
     # ------------------------------------------------------------------------------------------
     # ISR

@@ -617,6 +617,27 @@ def LOG_START_EPOCH_CACHE_KIP_279() -> tuple[o.Operation, ...]:
     return LOG_START_EPOCH_CACHE.ops
 
 
+@declare(Scenario, "unknown-leader-epoch", min_replicas=3)
+def UNKNOWN_LEADER_EPOCH() -> tuple[o.Operation, ...]:
+    """KIP-320 (Partition.checkCurrentLeaderEpoch): the controller moves leadership to broker 1 and
+    follower 2 learns epoch 1 before broker 1 does; its Fetch to broker 1 is answered
+    UNKNOWN_LEADER_EPOCH, and the follower must back off replica.fetch.backoff.ms before asking
+    again (AbstractFetcherThread.processFetchRequest: partitionsWithError, delayPartitions;
+    FollowerBacksOff), and keep fetching once broker 1 leads. The settle first empties the network so
+    that the three metadata updates are the only messages in flight."""
+    return (
+        o.Run(1000),
+        o.Produce(1, 1),
+        o.Run(1000),
+        o.Settle(100),
+        o.MoveLeader(1),
+        o.Deliver(2),  # metadata to broker 2: it follows broker 1 in epoch 1 and fetches
+        o.Deliver(2),  # its Fetch reaches broker 1, still a follower in epoch 0
+        o.Deliver(2),  # the UNKNOWN_LEADER_EPOCH answer
+        o.Run(3000),
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -640,6 +661,7 @@ SCENARIOS: dict[str, Scenario] = {
         FOLLOWER_LOG_START,
         ELR_REFUSED_PROPOSAL_STALL,
         LOG_START_EPOCH_CACHE_KIP_279,
+        UNKNOWN_LEADER_EPOCH,
     )
 }
 
