@@ -17,7 +17,7 @@ from kconform.traces.generate import generate
 from kconform.traces.mine.engine import arrow_events, corpus_slices, ev_select, run_duckdb
 from kconform.traces.mine.replication import STATE_VIEWS, views
 from kconform.traces.mine.state import STATE_INPUTS, STATE_SCHEMA, node_state, state_batches
-from kconform.traces.mine.tasks import STATE_KINDS, state_rows
+from kconform.traces.mine.tasks import state_kinds, state_rows
 
 from .test_mine import PLANTED_PLAN, broken  # noqa: F401  (the hand-made corpus fixture)
 
@@ -104,7 +104,7 @@ def test_rows_of_kinds_the_slice_never_names_change_no_state(planted_corpus: tup
     events = next(arrow_events(root, manifest.buckets[:1], STATE_INPUTS))
     kept = state_rows(events)
     assert 0 < kept.num_rows < events.num_rows, "the corpus must hold rows of other kinds, or this proves nothing"
-    assert "clock_advanced" in set(events.column("kind").to_pylist()) - STATE_KINDS
+    assert "clock_advanced" in set(events.column("kind").to_pylist()) - state_kinds()
     whole = node_state(events)
-    mask = pa.compute.is_in(whole.column("kind"), value_set=pa.array(sorted(STATE_KINDS)))
+    mask = pa.compute.is_in(whole.column("kind"), value_set=pa.array(sorted(state_kinds())))
     _same_rows(node_state(kept), whole.filter(mask))

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kconform.model.config import ReplicationConfig
@@ -380,24 +379,25 @@ def _files_violations(
     from pyspark.sql.pandas.types import from_arrow_schema
 
     from kconform.traces.mine.state import whole_trace_chunks
-    from kconform.traces.mine.tasks import CHUNK_ROWS, VIOLATIONS_SCHEMA, mine_chunk, read_columns
+    from kconform.traces.mine.tasks import CHUNK_ROWS, VIOLATIONS_SCHEMA, chunk_sql, read_columns, read_file, run_chunk
 
     slices = sorted(corpus_slices(root, buckets))
     tables = {"tr": traces_table(manifest), **txn_tables(manifest)}
-    columns = read_columns([column(f.name) for f in arrow_schema()], slices, names)
-    path = str(root)
+    columns = ev_columns(read_columns([column(f.name) for f in arrow_schema()], slices, names))
+    sql = chunk_sql(slices, names)
+    paths = [str(bucket_path(root, EVENTS_DIR, b)) for b in buckets]
     left_out = list(skipped)
-    chosen = list(buckets)
 
+    # Everything the task uses is plain data or from the light modules tasks and state: a Python
+    # worker imports neither this module nor the invariants' registry.
     def mine(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        ids = [chosen[i] for batch in batches for i in batch.column(0).to_pylist()]
-        for table in arrow_events(path, ids, columns, left_out):
-            for chunk in whole_trace_chunks(table.to_batches(), CHUNK_ROWS):
-                yield from mine_chunk(chunk, tables, slices, names).to_batches()
+        for i in [i for batch in batches for i in batch.column(0).to_pylist()]:
+            for chunk in whole_trace_chunks(read_file(paths[i], columns, left_out).to_batches(), CHUNK_ROWS):
+                yield from run_chunk(chunk, tables, sql).to_batches()
 
     # One row per corpus file, one partition per row: the JVM hands each task the index of its file
     # and takes back the violations, both as Arrow batches; it never reads an event.
-    files = spark.range(0, len(chosen), 1, max(1, len(chosen)))
+    files = spark.range(0, len(paths), 1, max(1, len(paths)))
     return files.mapInArrow(mine, from_arrow_schema(VIOLATIONS_SCHEMA))
 
 
@@ -554,22 +554,17 @@ def arrow_events(
 ) -> Iterator[pa.Table]:
     """Per bucket, the ``ev`` columns ``names`` of its events (keywords renamed, a typed null column
     for each one the file lacks), without the ``skipped`` traces."""
-    wanted = arrow_schema()
+    from kconform.traces.mine.tasks import read_file
+
+    columns = ev_columns(names)
     for bucket in buckets:
-        path = bucket_path(root, EVENTS_DIR, bucket)
-        present = set(pq.read_schema(path).names)
-        source = {column(f.name): f for f in wanted}
-        read = [source[n].name for n in names if source[n].name in present]
-        # One thread: the engines read files in parallel themselves (one per task or worker), and
-        # pyarrow's own thread pool on top costs CPU (0.77 against 0.46 CPU-s for a 1M-event file).
-        table = pq.read_table(path, columns=read, use_threads=False)
-        if skipped:
-            table = table.filter(pc.invert(pc.is_in(table.column("trace"), value_set=pa.array(skipped, pa.int64()))))
-        arrays = [
-            table.column(source[n].name) if source[n].name in present else pa.nulls(table.num_rows, source[n].type)
-            for n in names
-        ]
-        yield pa.Table.from_arrays(arrays, names=list(names))
+        yield read_file(str(bucket_path(root, EVENTS_DIR, bucket)), columns, skipped)
+
+
+def ev_columns(names: Sequence[str]) -> list[tuple[str, str, pa.DataType]]:
+    """(name in ``ev``, name in the corpus files, Arrow type) of the ``ev`` columns ``names``."""
+    source = {column(f.name): f for f in arrow_schema()}
+    return [(n, source[n].name, source[n].type) for n in names]
 
 
 def run_duckdb(
@@ -662,16 +657,17 @@ def _duckdb_tasks(
     from concurrent.futures import ThreadPoolExecutor
 
     from kconform.traces.mine.state import whole_trace_chunks
-    from kconform.traces.mine.tasks import CHUNK_ROWS, VIOLATIONS_SCHEMA, mine_chunk, read_columns
+    from kconform.traces.mine.tasks import CHUNK_ROWS, VIOLATIONS_SCHEMA, chunk_sql, read_columns, run_chunk
 
     slices = sorted(corpus_slices(root, buckets))
     tables = {"tr": traces_table(manifest), **txn_tables(manifest)}
     columns = read_columns([column(f.name) for f in arrow_schema()], slices, names)
+    sql = chunk_sql(slices, names)
     temp = None if temp_directory is None else str(temp_directory)
 
     def mine(bucket: int) -> list[pa.Table]:
         return [
-            mine_chunk(chunk, tables, slices, names, 1, memory_limit, temp)
+            run_chunk(chunk, tables, sql, 1, memory_limit, temp)
             for table in arrow_events(root, [bucket], columns, skipped)
             for chunk in whole_trace_chunks(table.to_batches(), CHUNK_ROWS)
         ]
