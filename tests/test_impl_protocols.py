@@ -203,17 +203,15 @@ def _log(*epochs_and_rids: tuple[int, int]) -> ReplicaLog:
 
 def test_epoch_answer_with_a_smaller_own_epoch_truncates_and_asks_again() -> None:
     log = _log((0, 1), (0, 2), (0, 3), (2, 4), (2, 5))
-    assert epoch_answer_truncation(log, 1, 5, kip101_only=False) == (3, False)
-    assert epoch_answer_truncation(log, 1, 5, kip101_only=True) == (5, True)
-    assert epoch_answer_truncation(log, -1, 4, kip101_only=False) == (4, True)
+    assert epoch_answer_truncation(log, 1, 5) == (3, False)
+    assert epoch_answer_truncation(log, -1, 4) == (4, True)
     log.hw = 2
-    assert epoch_answer_truncation(log, 0, -1, kip101_only=False) == (2, True)
-    assert epoch_answer_truncation(log, 3, 4, kip101_only=False) == (4, True)
+    assert epoch_answer_truncation(log, 0, -1) == (2, True)
+    assert epoch_answer_truncation(log, 3, 4) == (4, True)
 
 
 def test_diverging_epoch_rules() -> None:
     log = _log((0, 1), (0, 2), (2, 3), (2, 4))
-    assert diverging_epoch_truncation(log, 2, 3, kip101_only=False) == 3
-    assert diverging_epoch_truncation(log, 1, 4, kip101_only=False) == 2
-    assert diverging_epoch_truncation(log, 1, 4, kip101_only=True) == 4
-    assert diverging_epoch_truncation(ReplicaLog(Disk(), True), 1, 4, kip101_only=False) == 0
+    assert diverging_epoch_truncation(log, 2, 3) == 3
+    assert diverging_epoch_truncation(log, 1, 4) == 2
+    assert diverging_epoch_truncation(ReplicaLog(Disk(), True), 1, 4) == 0

@@ -97,7 +97,7 @@ def test_the_kip_320_run_asks_again_after_an_epoch_it_never_had() -> None:
 # Planted copies of the survivors of the mutation benchmark (docs/benchmarks.md) -----------------
 
 
-def _own_epoch_check_negated(log: ReplicaLog, epoch: int, end_offset: int, kip101_only: bool) -> int:
+def _own_epoch_check_negated(log: ReplicaLog, epoch: int, end_offset: int) -> int:
     """diverging_epoch_truncation with `own_epoch != -1` negated: a follower that has an earlier
     epoch than the leader's diverging one takes the leader's end offset instead of its own."""
     own_epoch, own_end = log.epochs.end_offset_for(epoch, log.leo)
@@ -108,7 +108,7 @@ def _own_epoch_check_negated(log: ReplicaLog, epoch: int, end_offset: int, kip10
     return min(end_offset, log.leo)
 
 
-def _own_end_ignored(log: ReplicaLog, epoch: int, end_offset: int, kip101_only: bool) -> int:
+def _own_end_ignored(log: ReplicaLog, epoch: int, end_offset: int) -> int:
     """diverging_epoch_truncation with `own_epoch == epoch` negated: the follower's own end offset
     for the leader's epoch is used alone (a follower longer in that epoch keeps its extra records)."""
     own_epoch, own_end = log.epochs.end_offset_for(epoch, log.leo)
@@ -119,13 +119,13 @@ def _own_end_ignored(log: ReplicaLog, epoch: int, end_offset: int, kip101_only: 
     return min(end_offset, log.leo)
 
 
-def _undefined_answer_taken(log: ReplicaLog, epoch: int, end_offset: int, kip101_only: bool) -> tuple[int, bool]:
+def _undefined_answer_taken(log: ReplicaLog, epoch: int, end_offset: int) -> tuple[int, bool]:
     """epoch_answer_truncation off by one (`end_offset == -1` written `== -2`): an undefined answer
     (UNDEFINED_EPOCH_OFFSET) is not recognised, the follower truncates to min(-1, LEO): the reference
     fails (the gate's "the implementation failed", exit 2, which does not pass it)."""
     if end_offset == -2:
         return log.hw, True
-    if epoch == -1 or kip101_only:
+    if epoch == -1:
         return min(end_offset, log.leo), True
     own_epoch, own_end = log.epochs.end_offset_for(epoch, log.leo)
     if own_epoch == epoch:
@@ -135,10 +135,10 @@ def _undefined_answer_taken(log: ReplicaLog, epoch: int, end_offset: int, kip101
     return min(end_offset, log.leo), True
 
 
-def _done_after_one_round(log: ReplicaLog, epoch: int, end_offset: int, kip101_only: bool) -> tuple[int, bool]:
+def _done_after_one_round(log: ReplicaLog, epoch: int, end_offset: int) -> tuple[int, bool]:
     """epoch_answer_truncation without truncationCompleted = false: a follower that never had the
     answer's epoch truncates once and starts fetching (before KIP-279's second round trip)."""
-    offset, _complete = ORIGINAL_EPOCH_ANSWER(log, epoch, end_offset, kip101_only)
+    offset, _complete = ORIGINAL_EPOCH_ANSWER(log, epoch, end_offset)
     return offset, True
 
 
@@ -291,7 +291,7 @@ def _answer_handler(check_epoch: bool, check_error: bool) -> Handler:
             self.rt.events.emit(ev.EpochQueryApplied(self.broker_id, resp.req, "error", -1, self.log.hw))
             self._next_after(resp.req, progressed=False)
             return
-        offset, complete = fetcher.epoch_answer_truncation(self.log, resp.epoch, resp.end_offset, False)
+        offset, complete = fetcher.epoch_answer_truncation(self.log, resp.epoch, resp.end_offset)
         self.log.truncate_to(offset)
         if complete:
             self.state = fetcher.FetchState.FETCHING

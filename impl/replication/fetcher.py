@@ -52,15 +52,13 @@ class _Outstanding:
 # -------------------------------------------------------------------------------------------
 
 
-def diverging_epoch_truncation(log: ReplicaLog, epoch: int, end_offset: int, kip101_only: bool) -> int:
+def diverging_epoch_truncation(log: ReplicaLog, epoch: int, end_offset: int) -> int:
     """Where to truncate on a divergingEpoch (epoch, end_offset) in a Fetch response (KIP-595 style).
 
     Own end offset for that epoch with the same epoch → min(leader end, own end, LEO); own found with
     a smaller epoch → min(own end, LEO) (the next fetch carries the new last epoch); not found →
-    min(leader end, LEO). ``kip101_only`` (mutant) skips the own lookup: min(leader end, LEO).
+    min(leader end, LEO).
     """
-    if kip101_only:
-        return min(end_offset, log.leo)
     own_epoch, own_end = log.epochs.end_offset_for(epoch, log.leo)
     if own_epoch == epoch:
         return min(end_offset, own_end, log.leo)
@@ -69,7 +67,7 @@ def diverging_epoch_truncation(log: ReplicaLog, epoch: int, end_offset: int, kip
     return min(end_offset, log.leo)
 
 
-def epoch_answer_truncation(log: ReplicaLog, epoch: int, end_offset: int, kip101_only: bool) -> tuple[int, bool]:
+def epoch_answer_truncation(log: ReplicaLog, epoch: int, end_offset: int) -> tuple[int, bool]:
     """(truncation offset, complete) for an OffsetsForLeaderEpoch answer (KIP-101, KIP-279).
 
     Undefined end offset → the HW, complete; answer without epoch (v0, KIP-101) → min(end, LEO),
@@ -78,7 +76,7 @@ def epoch_answer_truncation(log: ReplicaLog, epoch: int, end_offset: int, kip101
     """
     if end_offset == -1:
         return log.hw, True
-    if epoch == -1 or kip101_only:
+    if epoch == -1:
         return min(end_offset, log.leo), True
     own_epoch, own_end = log.epochs.end_offset_for(epoch, log.leo)
     if own_epoch == epoch:
@@ -191,9 +189,10 @@ class ReplicaFetcher:
         truncated_to = -1
         appended = 0
         if resp.error == NONE and resp.diverging_epoch >= 0:
-            truncated_to = diverging_epoch_truncation(
-                log, resp.diverging_epoch, resp.diverging_end_offset, self.rt.mutant(mutants.KIP_101_TRUNCATION)
-            )
+            if self.rt.mutant(mutants.KIP_101_TRUNCATION):  # KIP-101 alone: the leader's offset, no own lookup
+                truncated_to = min(resp.diverging_end_offset, log.leo)
+            else:
+                truncated_to = diverging_epoch_truncation(log, resp.diverging_epoch, resp.diverging_end_offset)
             log.truncate_to(truncated_to)
             outcome = "diverged"
         elif resp.error == NONE:
@@ -251,9 +250,10 @@ class ReplicaFetcher:
             self.rt.events.emit(EpochQueryApplied(self.broker_id, resp.req, "error", -1, log.hw))
             self._next_after(resp.req, progressed=False)
             return
-        offset, complete = epoch_answer_truncation(
-            log, resp.epoch, resp.end_offset, self.rt.mutant(mutants.KIP_101_TRUNCATION)
-        )
+        if self.rt.mutant(mutants.KIP_101_TRUNCATION):  # KIP-101 alone: the leader's offset, done at once
+            offset, complete = (log.hw, True) if resp.end_offset == -1 else (min(resp.end_offset, log.leo), True)
+        else:
+            offset, complete = epoch_answer_truncation(log, resp.epoch, resp.end_offset)
         log.truncate_to(offset)
         if complete:
             self.state = FetchState.FETCHING
