@@ -40,6 +40,7 @@ from kconform.model.state import (
     CONSUMER_REPLICA,
     FETCHING,
     IDLE,
+    NO_BROKER_EPOCH,
     TRUNCATING,
     Acked,
     DelayedFetch,
@@ -174,7 +175,9 @@ def controller_alter_partition(s: State, cfg: ReplicationConfig, sender: int, p:
         return s, INVALID_UPDATE_VERSION
     if any(b in s.fenced for b in set(p.isr) - set(c.isr)):
         return s, INELIGIBLE_REPLICA
-    if cfg.elr and any(e != s.replica(b).broker_epoch for b, e in zip(p.isr, p.broker_epochs, strict=True)):
+    if cfg.elr and any(
+        e != NO_BROKER_EPOCH and e != s.replica(b).broker_epoch for b, e in zip(p.isr, p.broker_epochs, strict=True)
+    ):
         return s, INELIGIBLE_REPLICA  # KIP-903 (KAFKA-14139): a member's fetches came from an older incarnation
     if cfg.elr:
         s2, _ = _elr_change(s, cfg, tuple(sorted(p.isr)))
@@ -567,7 +570,8 @@ def handle_fetch(
         last_fetch_leader_leo=max(r.leo, rem.last_fetch_leader_leo),
         last_fetch_ms=s.now_ms,
         left_leo_ms=s.now_ms if s.tracks_isr_expiration and rem.leo == r.leo != q.fetch_offset else rem.left_leo_ms,
-        broker_epoch=s.replica(follower).broker_epoch,  # atomic round trip: the sender's epoch
+        # atomic round trip: the sender's epoch (KIP-903, on the rung that has it)
+        broker_epoch=s.replica(follower).broker_epoch if cfg.elr else rem.broker_epoch,
     )
     r = evolve(r, remotes=(*r.remotes[:follower], rem, *r.remotes[follower + 1 :]))
     s = _maybe_advance_hw(s.with_replica(leader, r), cfg, leader)

@@ -25,6 +25,12 @@ IDLE = "idle"
 OffsetsForLeaderEpoch round trip), or not following anyone (leader, leaderless, not registered)."""
 
 
+NO_BROKER_EPOCH = -1
+"""The broker epoch an AlterPartition carries for an ISR member the leader has not heard from since
+it became leader (Partition.addBrokerEpochToIsr); the controller skips the KIP-903 check for it
+(ReplicationControlManager: ``brokerEpoch != -1 && registration.epoch() != brokerEpoch``)."""
+
+
 @dataclass(frozen=True)
 class RemoteReplica:
     """The leader's view of one follower (Kafka's ReplicaState): unknown LEO is -1, never caught up
@@ -39,9 +45,10 @@ class RemoteReplica:
     a fetch reported a lower one): ReplicaState.isCaughtUp's first clause held until then. Kept
     only where ISR expiration is judged (``State.tracks_isr_expiration``); judge bookkeeping, not part
     of the state's identity (equality, hashing), like the two fields below."""
-    broker_epoch: int = 0
-    """The follower's broker epoch its last Fetch carried (KIP-903, Fetch v15 ReplicaEpoch); kept
-    at 0 unless the config's ``elr`` (the Kafka 4.x rung, which has KIP-903)."""
+    broker_epoch: int = NO_BROKER_EPOCH
+    """The follower's broker epoch its last Fetch carried (KIP-903, Fetch v15 ReplicaEpoch);
+    NO_BROKER_EPOCH before this leader heard from it (ReplicaState.brokerEpoch is None), and
+    always unless the config's ``elr`` (the Kafka 4.x rung, which has KIP-903)."""
 
 
 NO_REQUEST = -1

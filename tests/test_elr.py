@@ -18,7 +18,7 @@ from kconform.model import replication as R
 from kconform.model.actions import SearchBounds
 from kconform.model.config import ConfigError, ReplicationConfig
 from kconform.model.errors import INELIGIBLE_REPLICA, NONE
-from kconform.model.state import PendingIsr, State
+from kconform.model.state import NO_BROKER_EPOCH, PendingIsr, State
 from kconform.traces.events import BrokerFenced, BrokerUnfenced
 from tests.modelkit import booted, replicate
 
@@ -139,6 +139,21 @@ def test_kip_903_fences_an_expansion_with_a_stale_incarnation() -> None:
     assert R.controller_alter_partition(s, cfg, 0, fresh)[1] == NONE
     old_rung = replace(cfg, eligible_leader_replicas_version=0)
     assert R.controller_alter_partition(s, old_rung, 0, stale)[1] == NONE
+    # a member the leader has not heard from is sent as -1 and not checked (Partition.addBrokerEpochToIsr,
+    # ReplicationControlManager.ineligibleReplicasForIsr): Kafka accepts, so must the model
+    unheard = replace(stale, broker_epochs=(0, 0, NO_BROKER_EPOCH))
+    assert R.controller_alter_partition(s, cfg, 0, unheard)[1] == NONE
+
+
+def test_a_new_leader_has_heard_from_no_follower() -> None:
+    """ReplicaState.brokerEpoch starts empty and resets when the broker becomes leader: its first
+    AlterPartition names every follower it has not heard from with -1 (KIP-903)."""
+    cfg = replace(ELR, replicas=3)
+    s = booted(cfg)
+    assert all(rem.broker_epoch == NO_BROKER_EPOCH for rem in s.replica(s.controller.leader).remotes)
+    s = replicate(s, cfg, 1)
+    leader = s.replica(s.controller.leader)
+    assert [leader.remotes[f].broker_epoch for f in (1, 2)] == [0, NO_BROKER_EPOCH]
 
 
 @pytest.mark.slow

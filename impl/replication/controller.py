@@ -282,9 +282,11 @@ class Controller:
         if (
             self.rt.config.elr
             and not self.rt.mutant(mutants.NO_BROKER_EPOCH_CHECK)
-            and any(self.broker_epochs[b] != e for b, e in zip(req.isr, req.broker_epochs, strict=True))
+            and any(e != -1 and self.broker_epochs[b] != e for b, e in zip(req.isr, req.broker_epochs, strict=True))
         ):
-            return INELIGIBLE_REPLICA  # KIP-903 (KAFKA-14139): fetch state of an older incarnation
+            # KIP-903 (KAFKA-14139): fetch state of an older incarnation; -1 (a member the leader has
+            # not heard from) is not checked (ReplicationControlManager.ineligibleReplicasForIsr)
+            return INELIGIBLE_REPLICA
         return NONE
 
     # -------------------------------------------------------------------- sessions, metadata

@@ -36,8 +36,9 @@ class RemoteReplica:
     last_caught_up_ms: int | None = None
     last_fetch_leader_leo: int = -1
     last_fetch_ms: int | None = None
-    broker_epoch: int = 0
-    """The broker epoch of the follower's last successful fetch (KIP-903)."""
+    broker_epoch: int = -1
+    """The broker epoch of the follower's last successful fetch (KIP-903); -1 until this leader
+    heard from it (ReplicaState.brokerEpoch None: Partition.addBrokerEpochToIsr sends -1)."""
 
     def is_caught_up(self, leader_leo: int, now_ms: int, lag_ms: int) -> bool:
         """ReplicaState.isCaughtUp: same LEO as the leader, or caught up within the lag time."""
