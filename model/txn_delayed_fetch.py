@@ -54,8 +54,9 @@ class TxnDelayedFetch:
 
 @dataclass(frozen=True, order=True)
 class DelayedRead:
-    """What a completed delayed fetch returned: the end of its records (last offset + 1, or the
-    fetch offset when none) and its isolation bound at completion (read by DelayedFetchIsolation)."""
+    """What a completed delayed fetch returned: the end of its records (last offset + 1; when none,
+    the fetch offset or the bound if lower) and its isolation bound at completion (read by
+    DelayedFetchIsolation)."""
 
     req: int
     partition: str
@@ -103,8 +104,12 @@ def ready(p: T.Partition, df: TxnDelayedFetch) -> bool:
 def read(p: T.Partition, df: TxnDelayedFetch) -> tuple[T.FetchAnswer, DelayedRead]:
     """DelayedFetch.onComplete: a fresh read at the request's isolation level, and what it returned."""
     answer = T.consumer_fetch(p, df.node, df.fetch_offset, df.read_committed)
-    end = answer.records[-1].offset + 1 if answer.records else df.fetch_offset
-    return answer, DelayedRead(df.req, df.partition, df.read_committed, end, bound(p, df.read_committed))
+    limit = bound(p, df.read_committed)
+    # an empty read returned nothing above anything, even from a position past the bound (a
+    # consumer that read to the HW read_uncommitted, then fetches read_committed below an open
+    # transaction's first offset: Kafka answers empty, DelayedFetch.onComplete's readFromLog)
+    end = answer.records[-1].offset + 1 if answer.records else min(df.fetch_offset, limit)
+    return answer, DelayedRead(df.req, df.partition, df.read_committed, end, limit)
 
 
 def describe(df: TxnDelayedFetch) -> str:

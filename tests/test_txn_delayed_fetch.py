@@ -191,6 +191,31 @@ def test_the_delayed_fetch_invariants_are_silent_at_their_bounds() -> None:
     assert I.check_state(at_bound, TxnConfig(), frozenset({"DelayedFetchIsolation"})) == []
 
 
+def test_an_empty_completion_from_past_the_lso_is_no_isolation_violation() -> None:
+    """Found by ``kconform gate --slice all --seed 21`` (TV2): a consumer that read record 0 with
+    read_uncommitted then fetched read_committed at offset 1 while the aborted transaction's marker
+    was still above the HW (LSO 0). The parked fetch timed out empty, as Kafka answers it, and
+    DelayedFetchIsolation took its end for the fetch offset 1, above the LSO: a false alarm."""
+    _, es = run(
+        [
+            *OPEN,
+            ops.ConsumeTxn(0, "t-0", False),
+            ops.Settle(10),
+            ops.AbortTxn(0),
+            ops.Settle(1000),  # the abort marker at 1 is above the HW 1: the LSO stays 0
+            ops.ConsumeTxn(0, "t-0", True),
+            ops.Settle(10),
+            ops.Advance(1000),
+        ],
+        WAITING,
+    )
+    waits = [w for w in of(es, ev.TxnFetchWaitHandled) if w.read_committed]
+    assert [(w.fetch_offset, w.parked, w.lso) for w in waits] == [(1, True, 0)]
+    (done,) = [d for d in of(es, ev.TxnFetchCompleted) if d.read_committed]
+    assert (done.records, done.lso) == ((), 0)
+    assert _judge(es) == []
+
+
 def test_a_parked_fetch_at_a_broker_that_no_longer_leads_completes_with_the_error() -> None:
     """DelayedFetch.tryComplete's case A, a model rule (the slice's data leaders never move, so its
     runs cannot reach it): the fetch is ready at once and answers NOT_LEADER_OR_FOLLOWER."""
