@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import json
 import os
+from array import array
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from operator import attrgetter
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kconform.model.configs import AnyConfig, config_from_json
+from kconform.traces import arrow_build
 from kconform.traces.atomicfile import atomic_text_writer, atomic_write_bytes
 from kconform.traces.counterexample import Counterexample, Step, make_verdict
 from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, Event
@@ -39,7 +43,6 @@ from kconform.traces.inputs.errors import InputError
 from kconform.traces.operations import OperationDecodeError, operation_from_json
 from kconform.traces.schema import (
     KEY_COLUMNS,
-    Column,
     columns,
     event_fields,
     struct_class,
@@ -207,105 +210,169 @@ def bucket_path(root: str | os.PathLike[str], table: str, bucket: int) -> Path:
 
 
 class TableBuilder:
-    """Collects the events and steps of many traces into column lists; ``tables()`` turns them
-    into the two Arrow tables. Per event only the kind's own fields are touched (columns are
-    built per kind and null-filled), which keeps generation cheap."""
+    """Collects the events and steps of many traces, in (trace, position) order, into column
+    lists; ``tables()`` turns them into the two Arrow tables, whose rows are in the order they were
+    added (so no sort). Per event only the kind's own fields are read, once, as one tuple; at a
+    flush each column is scattered into a dense list (null where the row's kind lacks the field)
+    and built from buffers (traces.arrow_build: no ``pa.array``, so pyarrow never imports pandas).
+
+    Rows must be added in order: steps by (trace, step), events by (trace, position), each
+    strictly increasing; ValueError otherwise (a corpus file is sorted by those keys)."""
+
+    FLUSH_ROWS = 200_000
+    """Events held as Python objects before they are turned into Arrow columns (bounds memory).
+    Where the flushes fall changes the chunks of the columns, not the written bytes."""
 
     def __init__(self) -> None:
         self._cols = columns()
         self._fields = {kind: tuple(name for name, _ in event_fields(cls)) for kind, cls in EVENT_TYPES.items()}
         self._getters = {kind: attrgetter(*fields) for kind, fields in self._fields.items()}
-        self._rows: dict[str, list[tuple[int, int, int, tuple[Any, ...]]]] = {}
-        self._pending = 0
+        self._codes = {kind: code for code, kind in enumerate(EVENT_TYPES)}
+        self._kind_names = arrow_build.strings(list(EVENT_TYPES))
+        self._types = {c.name: arrow_type(c.type) for c in self._cols}
+        self._builders = {name: arrow_build.builder(typ) for name, typ in self._types.items()}
         self._parts: list[pa.Table] = []
         self._steps: tuple[list[int], list[int], list[str]] = ([], [], [])
+        self._last_step = (-1, -1)
+        self._last_event = (-1, -1)
+        self._reset()
 
-    FLUSH_ROWS = 200_000
-    """Events held as Python objects before they are turned into Arrow columns (bounds memory)."""
+    def _reset(self) -> None:
+        self._trace: list[int] = []
+        self._pos: list[int] = []
+        self._step: list[int] = []
+        self._kind = array("h")
+        self._rows: dict[str, list[int]] = {}
+        self._values: dict[str, list[Any]] = {}
 
     def add_step(self, trace: int, step: int, op_json: str) -> None:
+        if (trace, step) <= self._last_step:
+            raise ValueError(f"step ({trace}, {step}) added after ({self._last_step[0]}, {self._last_step[1]})")
+        self._last_step = (trace, step)
         self._steps[0].append(trace)
         self._steps[1].append(step)
         self._steps[2].append(op_json)
 
-    def add_event(self, trace: int, pos: int, step: int, event: Event) -> None:
-        # The kind's field values are read here, once, as one tuple (``node`` first): the event
-        # object itself is not kept, so a bucket's held rows are plain tuples, not dataclasses.
-        kind = event.kind
-        rows = self._rows.get(kind)
-        if rows is None:
-            rows = self._rows[kind] = []
-        rows.append((trace, pos, step, self._getters[kind](event)))
-        self._pending += 1
-        if self._pending >= self.FLUSH_ROWS:
+    def add_events(self, trace: int, pos: int, step: int, events: Sequence[Event]) -> int:
+        """Add ``events``, produced by step ``step`` of ``trace``, at positions ``pos``, ``pos`` + 1,
+        ...; returns the position after the last one."""
+        n = len(events)
+        if not n:
+            return pos
+        if (trace, pos) <= self._last_event:
+            raise ValueError(f"event ({trace}, {pos}) added after ({self._last_event[0]}, {self._last_event[1]})")
+        self._last_event = (trace, pos + n - 1)
+        row = len(self._trace)
+        self._trace.extend(repeat(trace, n))
+        self._pos.extend(range(pos, pos + n))
+        self._step.extend(repeat(step, n))
+        rows, values, getters, codes, kinds = self._rows, self._values, self._getters, self._codes, self._kind
+        for event in events:
+            # The kind's field values are read here, once, as one tuple (``node`` first): the event
+            # object itself is not kept, so a bucket's held rows are plain tuples, not dataclasses.
+            kind = event.kind
+            held = values.get(kind)
+            if held is None:
+                held = values[kind] = []
+                rows[kind] = []
+            held.append(getters[kind](event))
+            rows[kind].append(row)
+            kinds.append(codes[kind])
+            row += 1
+        if row >= self.FLUSH_ROWS:
             self._flush()
+        return pos + n
+
+    def add_event(self, trace: int, pos: int, step: int, event: Event) -> None:
+        self.add_events(trace, pos, step, (event,))
 
     def _flush(self) -> None:
-        schema = arrow_schema()
-        self._parts.extend(self._kind_table(kind, rows, schema) for kind, rows in self._rows.items() if rows)
-        self._rows = {}
-        self._pending = 0
+        n = len(self._trace)
+        if n:
+            self._parts.append(self._table(n))
+        self._reset()
+
+    def _table(self, n: int) -> pa.Table:
+        """The held rows as one table of ``arrow_schema()``, in the order they were added."""
+        by_field: dict[str, list[tuple[list[int], Sequence[Any]]]] = {}
+        for kind, held in self._values.items():
+            fields = self._fields[kind]
+            # attrgetter of one name gives the value itself, of several a tuple of them.
+            transposed = list(zip(*held, strict=True)) if len(fields) > 1 else [held]
+            for name, column in zip(fields, transposed, strict=True):
+                by_field.setdefault(name, []).append((self._rows[kind], column))
+        codes = pa.Array.from_buffers(pa.int16(), n, [None, pa.py_buffer(self._kind)])
+        arrays: list[pa.Array] = [
+            arrow_build.int64s(self._trace),
+            arrow_build.int64s(self._pos),
+            arrow_build.int64s(self._step),
+            self._kind_names.take(codes),
+            _scatter(arrow_build.int64s, 0, n, by_field["node"], None),
+        ]
+        masks: dict[tuple[str, ...], pa.Buffer | None] = {}
+        for col in self._cols:
+            typ = self._types[col.name]
+            parts = by_field.get(col.name)
+            if parts is None:
+                arrays.append(pa.nulls(n, typ))
+                continue
+            present = tuple(k for k in col.kinds if k in self._rows)
+            valid = masks.get(present, False)
+            if valid is False:
+                valid = masks[present] = self._validity(n, present)
+            arrays.append(_scatter(self._builders[col.name], arrow_build.empty(typ), n, parts, valid))
+        return pa.Table.from_arrays(arrays, schema=arrow_schema())
+
+    def _validity(self, n: int, kinds: tuple[str, ...]) -> pa.Buffer | None:
+        """The validity bitmap of a column that the rows of ``kinds`` have (None: every row)."""
+        if sum(len(self._rows[k]) for k in kinds) == n:
+            return None
+        mask = bytearray(n)
+        for kind in kinds:
+            for row in self._rows[kind]:
+                mask[row] = 1
+        return arrow_build.validity(mask)
 
     def add_trace(self, trace: int, steps: Sequence[Step]) -> tuple[int, int]:
         """Add every step and event of one trace; returns (events, steps) added."""
         pos = 0
         for index, step in enumerate(steps):
             self.add_step(trace, index, json.dumps(step.op.to_json(), separators=(",", ":")))
-            for event in step.events:
-                self.add_event(trace, pos, index, event)
-                pos += 1
+            pos = self.add_events(trace, pos, index, step.events)
         return pos, len(steps)
 
     def tables(self) -> tuple[pa.Table, pa.Table]:
-        """(events, steps) as Arrow tables with ``arrow_schema()`` / STEPS_SCHEMA, sorted by trace
-        then position / step."""
-        schema = arrow_schema()
+        """(events, steps) as Arrow tables with ``arrow_schema()`` / STEPS_SCHEMA, in the order
+        added, which is by trace then position / step."""
         self._flush()
         parts, self._parts = self._parts, []
-        events = pa.concat_tables(parts) if parts else schema.empty_table()
-        events = events.sort_by([("trace", "ascending"), ("pos", "ascending")])
-        steps = pa.table(
-            [pa.array(self._steps[0], pa.int64()), pa.array(self._steps[1], pa.int64()), pa.array(self._steps[2])],
+        events = pa.concat_tables(parts) if parts else arrow_schema().empty_table()
+        steps = pa.Table.from_arrays(
+            [
+                arrow_build.int64s(self._steps[0]),
+                arrow_build.int64s(self._steps[1]),
+                arrow_build.strings(self._steps[2]),
+            ],
             schema=STEPS_SCHEMA,
-        ).sort_by([("trace", "ascending"), ("step", "ascending")])
+        )
         return events, steps
 
-    def _kind_table(self, kind: str, rows: list[tuple[int, int, int, tuple[Any, ...]]], schema: pa.Schema) -> pa.Table:
-        n = len(rows)
-        traces, positions, steps, values = zip(*rows, strict=True)
-        fields = self._fields[kind]
-        # attrgetter of one name gives the value itself, of several a tuple of them.
-        by_field = dict(zip(fields, zip(*values, strict=True), strict=True)) if len(fields) > 1 else {fields[0]: values}
-        arrays: list[pa.Array] = [
-            pa.array(traces, pa.int64()),
-            pa.array(positions, pa.int64()),
-            pa.array(steps, pa.int64()),
-            pa.array([kind] * n, pa.string()),
-            pa.array(by_field["node"], pa.int64()),
-        ]
-        for col in self._cols:
-            column = by_field.get(col.name)
-            if column is None:
-                arrays.append(pa.nulls(n, arrow_type(col.type)))
-                continue
-            arrays.append(_to_arrow(col, list(column)))
-        return pa.Table.from_arrays(arrays, schema=schema)
 
-
-def _to_arrow(col: Column, values: list[Any]) -> pa.Array:
-    typ = arrow_type(col.type)
-    cls = struct_class(col.type)
-    if cls is None:
-        return pa.array([list(v) for v in values] if pa.types.is_list(typ) else values, typ)
-    offsets = [0]
-    flat: list[Any] = []
-    for value in values:
-        flat.extend(value)
-        offsets.append(len(flat))
-    struct_type = typ.value_type
-    children = [pa.array([getattr(x, f.name) for x in flat], f.type) for f in struct_type]
-    struct = pa.StructArray.from_arrays(children, fields=list(struct_type))
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct, type=typ)
+def _scatter(
+    build: arrow_build.Builder,
+    placeholder: Any,
+    n: int,
+    parts: list[tuple[list[int], Sequence[Any]]],
+    valid: pa.Buffer | None,
+) -> pa.Array:
+    """The column of ``n`` rows whose values are given per kind as (rows, values)."""
+    if len(parts) == 1 and len(parts[0][0]) == n:
+        return build(parts[0][1], valid)
+    dense = [placeholder] * n
+    put = dense.__setitem__
+    for rows, values in parts:
+        deque(map(put, rows, values), maxlen=0)  # dense[row] = value, looped in C
+    return build(dense, valid)
 
 
 def write_bucket(root: str | os.PathLike[str], bucket: int, builder: TableBuilder) -> int:

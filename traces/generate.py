@@ -221,9 +221,7 @@ def run_trace(
             if step % GC_STEPS == GC_STEPS - 1:
                 collect_young()
             builder.add_step(trace, step, _step_json(op))
-            for event in batch:
-                builder.add_event(trace, pos, step, event)
-                pos += 1
+            pos = builder.add_events(trace, pos, step, batch)
             step += 1
             if pos >= events:
                 break
