@@ -26,12 +26,13 @@ from array import array
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
-from operator import attrgetter
+from itertools import chain, repeat
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kconform.model.configs import AnyConfig, config_from_json
@@ -293,45 +294,61 @@ class TableBuilder:
         self._reset()
 
     def _table(self, n: int) -> pa.Table:
-        """The held rows as one table of ``arrow_schema()``, in the order they were added."""
-        by_field: dict[str, list[tuple[list[int], Sequence[Any]]]] = {}
+        """The held rows as one table of ``arrow_schema()``, in the order they were added.
+
+        A column is built from the values of the kinds that have the field only (kind after
+        kind), then put in row order by one ``take`` whose index is null in the rows of other
+        kinds: Python touches each field value once, Arrow the nulls."""
+        values: dict[str, dict[str, Sequence[Any]]] = {}
         for kind, held in self._values.items():
             fields = self._fields[kind]
             # attrgetter of one name gives the value itself, of several a tuple of them.
-            transposed = list(zip(*held, strict=True)) if len(fields) > 1 else [held]
-            for name, column in zip(fields, transposed, strict=True):
-                by_field.setdefault(name, []).append((self._rows[kind], column))
+            if len(fields) == 1:
+                values[kind] = {fields[0]: held}
+            else:
+                values[kind] = {name: list(map(itemgetter(i), held)) for i, name in enumerate(fields)}
         codes = pa.Array.from_buffers(pa.int16(), n, [None, pa.py_buffer(self._kind)])
+        rank = array("q", bytes(8 * n))
+        for rows in self._rows.values():
+            deque(map(rank.__setitem__, rows, range(len(rows))), maxlen=0)  # rank[row] = i, looped in C
+        ranks = arrow_build.int64s(rank)
+        places: dict[tuple[str, ...], pa.Array] = {}
+
+        def column(name: str, kinds: tuple[str, ...], build: arrow_build.Builder) -> pa.Array:
+            present = tuple(k for k in kinds if k in values)
+            if len(present) == 1 and len(self._rows[present[0]]) == n:
+                return build(values[present[0]][name], None)
+            index = places.get(present)
+            if index is None:
+                index = places[present] = self._places(present, codes, ranks)
+            return build(list(chain.from_iterable(values[k][name] for k in present)), None).take(index)
+
         arrays: list[pa.Array] = [
             arrow_build.int64s(self._trace),
             arrow_build.int64s(self._pos),
             arrow_build.int64s(self._step),
             self._kind_names.take(codes),
-            _scatter(arrow_build.int64s, 0, n, by_field["node"], None),
+            column("node", tuple(self._values), arrow_build.int64s),
         ]
-        masks: dict[tuple[str, ...], pa.Buffer | None] = {}
         for col in self._cols:
-            typ = self._types[col.name]
-            parts = by_field.get(col.name)
-            if parts is None:
-                arrays.append(pa.nulls(n, typ))
-                continue
-            present = tuple(k for k in col.kinds if k in self._rows)
-            valid = masks.get(present, False)
-            if valid is False:
-                valid = masks[present] = self._validity(n, present)
-            arrays.append(_scatter(self._builders[col.name], arrow_build.empty(typ), n, parts, valid))
+            if any(k in values for k in col.kinds):
+                arrays.append(column(col.name, col.kinds, self._builders[col.name]))
+            else:
+                arrays.append(pa.nulls(n, self._types[col.name]))
         return pa.Table.from_arrays(arrays, schema=arrow_schema())
 
-    def _validity(self, n: int, kinds: tuple[str, ...]) -> pa.Buffer | None:
-        """The validity bitmap of a column that the rows of ``kinds`` have (None: every row)."""
-        if sum(len(self._rows[k]) for k in kinds) == n:
-            return None
-        mask = bytearray(n)
+    def _places(self, kinds: tuple[str, ...], codes: pa.Array, ranks: pa.Array) -> pa.Array:
+        """For each held row, its place among the rows of ``kinds`` taken kind after kind (null
+        in a row of another kind): the ``take`` index of a column that those kinds have."""
+        base = [0] * len(self._codes)
+        has = bytearray(len(self._codes))
+        offset = 0
         for kind in kinds:
-            for row in self._rows[kind]:
-                mask[row] = 1
-        return arrow_build.validity(mask)
+            code = self._codes[kind]
+            base[code], has[code] = offset, 1
+            offset += len(self._rows[kind])
+        starts = arrow_build.int64s(base, arrow_build.validity(has)).take(codes)
+        return pc.add(starts, ranks)
 
     def add_trace(self, trace: int, steps: Sequence[Step]) -> tuple[int, int]:
         """Add every step and event of one trace; returns (events, steps) added."""
@@ -356,23 +373,6 @@ class TableBuilder:
             schema=STEPS_SCHEMA,
         )
         return events, steps
-
-
-def _scatter(
-    build: arrow_build.Builder,
-    placeholder: Any,
-    n: int,
-    parts: list[tuple[list[int], Sequence[Any]]],
-    valid: pa.Buffer | None,
-) -> pa.Array:
-    """The column of ``n`` rows whose values are given per kind as (rows, values)."""
-    if len(parts) == 1 and len(parts[0][0]) == n:
-        return build(parts[0][1], valid)
-    dense = [placeholder] * n
-    put = dense.__setitem__
-    for rows, values in parts:
-        deque(map(put, rows, values), maxlen=0)  # dense[row] = value, looped in C
-    return build(dense, valid)
 
 
 def write_bucket(root: str | os.PathLike[str], bucket: int, builder: TableBuilder) -> int:
