@@ -11,11 +11,13 @@ used. ``register`` adds another slice at run time (a plug-in, or a test's fake s
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from typing import Any
 
 from kconform.conformance.slice import ModelSearch, Slice
-from kconform.model.configs import register_config, unregister_config
+from kconform.model.config import ConfigError
+from kconform.model.configs import register_config, slice_of, unregister_config
 
 BUILTIN_SLICES: dict[str, str] = {
     "replication": "kconform.conformance.replication.slice",
@@ -86,8 +88,14 @@ def all_slices() -> tuple[Slice[Any], ...]:
 
 
 def for_config(cfg: object) -> Slice[Any]:
-    """The slice whose configuration type is exactly ``cfg``'s type."""
+    """The slice whose configuration type is exactly ``cfg``'s type. Only that slice is imported
+    when model.configs knows the type (a corpus worker of one slice loads no other slice's
+    machinery); otherwise every slice is."""
     found = _by_type.get(type(cfg))
+    if found is None:
+        with contextlib.suppress(ConfigError):
+            _load(slice_of(cfg))
+        found = _by_type.get(type(cfg))
     if found is None:
         all_slices()
         found = _by_type.get(type(cfg))
