@@ -131,12 +131,16 @@ def answered(s: State, node: int, msg: int, pause_ms: int | None, backoff_ms: in
     its latest request and no answer to it was applied before, the next request is due within
     ``pause_ms`` (``after_fetch``, ``after_epoch_answer``; None: nothing is due until the fetcher
     starts again or sends) and, with ``backoff_ms`` (``backoff_after``), no request is sent before
-    that pause. An answer to an older request, or a second copy, changes nothing."""
+    that pause. An answer to an older request, or a second copy, demands nothing and lifts that
+    lower bound."""
     if not s.tracks_fetchers or not s.fetchers:
         return s
     clock = s.fetchers[node]
     if clock.latest != msg or clock.answered:
-        return s
+        # A second answer (the network duplicated the request) or a late one (after a timeout) is
+        # the simulated network's doing: Kafka reads one response per request on one connection.
+        # The follower may act on it at once, so it lifts the lower bound; it demands nothing.
+        return s if clock.not_before_ms is None else _with(s, node, evolve(clock, not_before_ms=None))
     due = None if pause_ms is None else s.now_ms + pause_ms
     not_before = None if backoff_ms is None else s.now_ms + backoff_ms
     return _with(s, node, FetcherClock(due, msg, True, not_before))

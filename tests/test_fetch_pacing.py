@@ -83,6 +83,8 @@ def test_an_older_or_second_answer_changes_nothing() -> None:
     assert P.answered(s, 1, 10, 0) is s
     once = P.answered(s, 1, 12, BACKOFF)
     assert P.answered(once, 1, 12, 0) is once
+    erred = P.answered(s, 1, 12, BACKOFF, BACKOFF)
+    assert P.answered(erred, 1, 12, 0).fetchers[1] == replace(erred.fetchers[1], not_before_ms=None)
 
 
 @pytest.mark.parametrize(
@@ -130,6 +132,9 @@ def test_a_request_within_the_backoff_after_an_error_answer_fires_one_at_its_end
     )
     restarted = P.sent(P.started(R.advance_clock(s, 1, CFG), 1), CFG, 1, 11)  # new metadata: no delay
     assert I.check_state(restarted, CFG, frozenset({"FollowerBacksOff"})) == []
+    # a second copy of the answer (a duplicated request) that truncated: the follower may ask at once
+    again = P.answered(R.advance_clock(s, 1, CFG), 1, 10, 0, None)
+    assert I.check_state(P.sent(again, CFG, 1, 11), CFG, frozenset({"FollowerBacksOff"})) == []
     assert [P.backoff_after(CFG, o) for o in ("error", "ignored", "appended", "out_of_range")] == [BACKOFF] + [None] * 3
 
 
