@@ -24,12 +24,12 @@ equality: small tuples of values, cheap to compare."""
 INVARIANTS: dict[str, Invariant[State, ReplicationConfig]] = _REGISTRY.invariants
 _register, _register_step = _REGISTRY.state, _REGISTRY.step
 
-TIMER_BOUNDS = frozenset({"IsrShrinkBounded", "FollowerKeepsFetching", "FollowerBacksOff"})
+TIMER_BOUNDS = frozenset({"IsrShrinkBounded", "FollowerKeepsFetching", "FollowerBacksOff", "CrashedBrokerFenced"})
 """Bounds on an implementation's timers (the isr-expiration task, the replica fetcher's timeout and
-backoff), judged only where every timer's time is seen (the lockstep judge's ``State.tracks_*``
-flags). They are vacuous on the model searches' states, whose clock jumps and sends are atomic
-actions of the search's choosing: a model search never checks them, and a file it writes is
-replayed without them (traces.counterexample.Counterexample.checked)."""
+backoff, the controller's broker sessions), judged only where every timer's time is seen (the
+lockstep judge's ``State.tracks_*`` flags). They are vacuous on the model searches' states, whose
+clock jumps and sends are atomic actions of the search's choosing: a model search never checks
+them, and a file it writes is replayed without them (traces.counterexample.Counterexample.checked)."""
 
 
 def _loss_permitted(s: State, after_epoch: int) -> str:
@@ -349,6 +349,23 @@ def delayed_triggers_honoured(s: State, cfg: ReplicationConfig) -> Iterator[Viol
     loss of leadership or its deadline made completable is completed before time moves on."""
     for message in s.ghost.overdue:
         yield Violation("DelayedTriggersHonoured", message)
+
+
+@_register(
+    "CrashedBrokerFenced",
+    "KRaft broker sessions: BrokerHeartbeatManager.hasValidSession (broker.session.timeout.ms); "
+    "QuorumController.rescheduleMaybeFenceStaleBrokers, ReplicationControlManager.maybeFenceOneStaleBroker",
+    lambda s: (s.ghost.late_fences,),
+)
+def crashed_broker_fenced(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+    """A broker that crashed is fenced by the controller within broker.session.timeout.ms (plus a
+    second's slack for a periodic check) unless it restarted first: its partitions then elect
+    another leader instead of waiting for it.
+
+    Judged where time passes timer by timer (``State.tracks_fencing``: the lockstep judge); the
+    bound is model.fencing's."""
+    for message in s.ghost.late_fences:
+        yield Violation("CrashedBrokerFenced", message)
 
 
 @_register(

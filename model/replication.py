@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kconform.model import elr as elr_rules
-from kconform.model import epochs, fetch_pacing, isr_expiration, purgatory
+from kconform.model import epochs, fencing, fetch_pacing, isr_expiration, purgatory
 from kconform.model import log_start as ls
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.model.errors import (
@@ -972,6 +972,7 @@ def crash(s: State, cfg: ReplicationConfig, node: int) -> State:
         durable_leo=durable,
         hw_checkpoint=r.hw_checkpoint,
         broker_epoch=r.broker_epoch,
+        crashed_ms=s.now_ms if s.tracks_fencing else None,
     )
     s = s.with_replica(node, r)
     if lost:
@@ -988,7 +989,7 @@ def restart(s: State, cfg: ReplicationConfig, node: int) -> State:
         raise NotEnabled(f"broker {node} is running; it cannot restart")
     epoch = r.broker_epoch + 1 if cfg.elr else r.broker_epoch
     hw = ls.clamp_hw(min(r.hw_checkpoint, r.leo), r.log_start)
-    return s.with_replica(node, evolve(r, alive=True, hw=hw, broker_epoch=epoch))
+    return s.with_replica(node, evolve(r, alive=True, hw=hw, broker_epoch=epoch, crashed_ms=None))
 
 
 def checkpoint(s: State, cfg: ReplicationConfig, node: int) -> State:
@@ -1004,7 +1005,8 @@ def advance_clock(s: State, now_ms: int, cfg: ReplicationConfig | None = None) -
     a leader kept past the isr-expiration task's bound are recorded (``Ghost.late_shrinks``,
     model.isr_expiration): a new ghost value, so the judge re-checks on that tick. Likewise, where
     the followers' fetch pacing is tracked, followers whose next request is overdue
-    (``Ghost.stalled_fetchers``, model.fetch_pacing)."""
+    (``Ghost.stalled_fetchers``, model.fetch_pacing), and, where fencing is tracked, crashed brokers
+    the controller left unfenced past its session bound (``Ghost.late_fences``, model.fencing)."""
     if now_ms < s.now_ms:
         raise NotEnabled(f"clock moved backwards from {s.now_ms} to {now_ms} ms")
     s = evolve(s, now_ms=now_ms)
@@ -1014,6 +1016,10 @@ def advance_clock(s: State, now_ms: int, cfg: ReplicationConfig | None = None) -
         late = isr_expiration.late_members(s, cfg)
         if late and late != s.ghost.late_shrinks:
             s = evolve(s, ghost=evolve(s.ghost, late_shrinks=late))
+    if s.tracks_fencing:
+        unfenced = fencing.late_fences(s)
+        if unfenced and unfenced != s.ghost.late_fences:
+            s = evolve(s, ghost=evolve(s.ghost, late_fences=unfenced))
     if cfg is not None and s.fetchers:
         stalled = fetch_pacing.stalled(s, cfg)
         if stalled and stalled != s.ghost.stalled_fetchers:

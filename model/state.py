@@ -149,6 +149,10 @@ class Replica:
     broker_epoch: int = 0
     """This broker's incarnation: +1 at every restart when the config's ``elr`` (a registration
     after a crash gets a new broker epoch, KIP-631; KIP-903 fences the old one's fetches)."""
+    crashed_ms: int | None = field(default=None, compare=False)
+    """When this broker crashed, while it is down (None: running, or not tracked): the start of the
+    controller's session bound (model.fencing). Kept only where fencing is judged
+    (``State.tracks_fencing``); not part of the state's identity."""
     isr_since_ms: int = field(default=0, compare=False)
     """When this broker last became leader, applied a partition record, or saw its in-flight
     AlterPartition end: the start of the window in which its isr-expiration task must act
@@ -227,6 +231,9 @@ class Ghost:
     stalled_fetchers: tuple[str, ...] = field(default=(), compare=False)
     """Followers whose fetcher let a request fall overdue (read by FollowerKeepsFetching;
     model.fetch_pacing). Not part of the state's identity, like ``late_shrinks``."""
+    late_fences: tuple[str, ...] = field(default=(), compare=False)
+    """Crashed brokers the controller left unfenced past the session bound (read by
+    CrashedBrokerFenced; model.fencing). Not part of the state's identity, like ``late_shrinks``."""
     late_shrinks: tuple[str, ...] = field(default=(), compare=False)
     """ISR members a running leader left in its ISR longer than its isr-expiration task allows
     (read by IsrShrinkBounded; model.isr_expiration). Not part of the state's identity: the
@@ -270,6 +277,12 @@ class State:
     on for the lockstep judge, which sees a ClockAdvanced event at every time a timer fires; off
     for the model searches, whose clock jumps and ISR shrinks are separate atomic actions. Not part
     of the state's identity."""
+
+    tracks_fencing: bool = field(default=False, compare=False)
+    """Whether the controller's session bound is judged (model.fencing, CrashedBrokerFenced): on for
+    the lockstep judge, which sees every crash and a ClockAdvanced event at every time a timer
+    fires; off for the model searches, whose fences are atomic actions of their own choosing. Not
+    part of the state's identity."""
 
     tracks_fetchers: bool = field(default=False, compare=False)
     """Whether the followers' fetch pacing is judged (model.fetch_pacing, FollowerKeepsFetching): on

@@ -68,7 +68,11 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         # Obligations of the purgatory are judged where fetches wait (the --slice all gate's
         # configuration); the model searches' paths, judged with the default, complete on their own terms.
         initial = replace(
-            initial_state(cfg), tracks_purgatory=cfg.delayed_fetch, tracks_isr_expiration=True, tracks_fetchers=True
+            initial_state(cfg),
+            tracks_purgatory=cfg.delayed_fetch,
+            tracks_isr_expiration=True,
+            tracks_fetchers=True,
+            tracks_fencing=True,
         )
         super().__init__(cfg, checked, initial)
         self._memo: invariants.Memo = {}  # state invariants whose inputs did not change are not re-run

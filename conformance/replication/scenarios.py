@@ -638,6 +638,15 @@ def UNKNOWN_LEADER_EPOCH() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "leader-crash-fenced", min_replicas=2)
+def LEADER_CRASH_FENCED() -> tuple[o.Operation, ...]:
+    """KRaft broker sessions (BrokerHeartbeatManager, QuorumController.rescheduleMaybeFenceStaleBrokers):
+    leader 0 writes record 1 with acks=all and crashes; nobody restarts it, so the controller must
+    fence it once broker.session.timeout.ms passes (CrashedBrokerFenced) and elect another ISR member,
+    which then takes record 2."""
+    return (o.Run(1000), o.Produce(1, -1), o.Run(1000), o.Crash(0), *_session_expiry(), o.Produce(2, -1), o.Run(3000))
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -662,6 +671,7 @@ SCENARIOS: dict[str, Scenario] = {
         ELR_REFUSED_PROPOSAL_STALL,
         LOG_START_EPOCH_CACHE_KIP_279,
         UNKNOWN_LEADER_EPOCH,
+        LEADER_CRASH_FENCED,
     )
 }
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kconform.model import fencing
 from kconform.traces.events import (
     CONTROLLER,
     FENCED_LEADER_EPOCH,
@@ -36,8 +37,9 @@ from . import mutants
 from .messages import AlterPartitionRequest, AlterPartitionResponse, MetadataUpdate
 from .runtime import Runtime
 
-BROKER_SESSION_TIMEOUT_MS = 9_000
-"""broker.session.timeout.ms: a broker not heard from for longer is fenced (KIP-631)."""
+BROKER_SESSION_TIMEOUT_MS = fencing.BROKER_SESSION_TIMEOUT_MS
+"""broker.session.timeout.ms: a broker not heard from for longer is fenced (KIP-631); the model's
+bound (model.fencing) allows this controller's once-a-second check."""
 METADATA_REPUBLISH_MS = 1_000
 """How often brokers see the latest partition state again (they keep fetching the metadata log)."""
 
