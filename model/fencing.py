@@ -42,7 +42,7 @@ def fence_deadlines(s: State) -> Iterator[tuple[int, int]]:
 def late_fences(s: State) -> tuple[str, ...]:
     """One message per crashed broker still unfenced past its deadline on ``s``'s clock."""
     return tuple(
-        f"broker {b} crashed at {deadline - BROKER_SESSION_TIMEOUT_MS - FENCE_SLACK_MS} ms and is still "
+        f"broker {b} crashed at {s.replicas[b].crashed_ms} ms and is still "
         f"unfenced at {s.now_ms} ms (broker.session.timeout.ms {BROKER_SESSION_TIMEOUT_MS} + {FENCE_SLACK_MS})"
         for b, deadline in fence_deadlines(s)
         if s.now_ms > deadline

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from kconform.model import fencing
+from kconform.model.state import NO_BROKER_EPOCH
 from kconform.traces.events import (
     CONTROLLER,
     FENCED_LEADER_EPOCH,
@@ -284,7 +285,10 @@ class Controller:
         if (
             self.rt.config.elr
             and not self.rt.mutant(mutants.NO_BROKER_EPOCH_CHECK)
-            and any(e != -1 and self.broker_epochs[b] != e for b, e in zip(req.isr, req.broker_epochs, strict=True))
+            and any(
+                e != NO_BROKER_EPOCH and self.broker_epochs[b] != e
+                for b, e in zip(req.isr, req.broker_epochs, strict=True)
+            )
         ):
             # KIP-903 (KAFKA-14139): fetch state of an older incarnation; -1 (a member the leader has
             # not heard from) is not checked (ReplicationControlManager.ineligibleReplicasForIsr)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kconform.model.state import NO_BROKER_EPOCH
 from kconform.traces.events import FENCED_LEADER_EPOCH, NO_LEADER, UNKNOWN_LEADER_EPOCH
 
 from . import mutants
@@ -36,7 +37,7 @@ class RemoteReplica:
     last_caught_up_ms: int | None = None
     last_fetch_leader_leo: int = -1
     last_fetch_ms: int | None = None
-    broker_epoch: int = -1
+    broker_epoch: int = NO_BROKER_EPOCH
     """The broker epoch of the follower's last successful fetch (KIP-903); -1 until this leader
     heard from it (ReplicaState.brokerEpoch None: Partition.addBrokerEpochToIsr sends -1)."""
 
