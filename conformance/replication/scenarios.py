@@ -647,6 +647,75 @@ def LEADER_CRASH_FENCED() -> tuple[o.Operation, ...]:
     return (o.Run(1000), o.Produce(1, -1), o.Run(1000), o.Crash(0), *_session_expiry(), o.Produce(2, -1), o.Run(3000))
 
 
+@declare(Scenario, "restarted-follower-retention", min_replicas=3)
+def RESTARTED_FOLLOWER_RETENTION() -> tuple[o.Operation, ...]:
+    """UnifiedLog.truncateFullyAndStartAt (KAFKA-9491) moves the log start too (issue 17's census):
+    ``restart-below-log-start`` up to broker 2's restart; once the controller's next publication is
+    delivered and the network settles, broker 2 has been answered
+    OFFSET_OUT_OF_RANGE, restarted its log at its leader's log start 2, and its next Fetch waits in
+    the leader's purgatory. Retention on broker 2 up to offset 1 then deletes nothing and reports
+    nothing (UnifiedLog.maybeIncrementLogStartOffset moves a log start forward only); a follower
+    that restarted its log at 2 but kept log start 0 deletes to 1 and reports it. Its next Fetch
+    answer would hide the difference (the follower adopts its leader's log start), so random search
+    does not see it. Runs only with ``log_start_moves``."""
+    ops = RESTART_BELOW_LOG_START.ops
+    restart = ops.index(o.Restart(2)) + 1
+    return (*ops[:restart], o.Advance(1000), o.Settle(50), o.Retention(2, 1), *ops[restart:])
+
+
+@declare(Scenario, "consume-wait-one-ms", min_replicas=2)
+def CONSUME_WAIT_ONE_MS() -> tuple[o.Operation, ...]:
+    """A consumer Fetch with fetch.max.wait.ms 1 waits (issue 17's census; ReplicaManager.fetchMessages
+    answers at once only when ``params.maxWaitMs <= 0``, no data is wanted, enough is there or an
+    error, a diverging epoch or a preferred read replica answers): with nothing committed, a Fetch
+    for one record with a 1 ms wait is parked (DelayedFetch) and answers empty at its deadline. The
+    random consumer draws waits of 0, 100 and fetch.max.wait.ms only. Runs only with waiting
+    consumer fetches (fetch_max_wait_ms > 0)."""
+    return (
+        o.Run(1000),
+        o.ConsumeWait(0, 1, 1),
+        o.Run(100),
+        o.Produce(1, -1),
+        o.Run(1000),
+        o.ConsumeWait(1, 1, 1),
+        o.Run(100),
+    )
+
+
+@declare(Scenario, "epochs-above-offsets-kip-279", min_replicas=3, protocol=Protocol.KIP_279)
+def EPOCHS_ABOVE_OFFSETS_KIP_279() -> tuple[o.Operation, ...]:
+    """The 0.11-2.0 leader-epoch cache (LeaderEpochFileCache.assign before KAFKA-7415: an epoch is
+    appended when it is later than the latest one and starts at or after the latest start) where
+    epochs outrun offsets (issue 17's census): leadership moves three times before the first write,
+    so record 1 is written at offset 0 in epoch 3; broker 1 then leads epoch 4 and writes record 2 at
+    offset 1, so every cache holds [(3, 0), (4, 1)]. When broker 2 takes over (epoch 5), broker 1
+    becomes a follower and asks OffsetsForLeaderEpoch for its latest epoch, 4 (KIP-279); a cache
+    that compared the start offset 1 with the epoch 3 instead of its start 0 never recorded epoch 4
+    and asks for 3. The runs of 5 s let the producer refresh its cached leader (the reference
+    clients' metadata refresh). Pinned to the KIP-279 rung (2.0), where the cache has those rules
+    and followers ask before fetching; every replica is in sync throughout, so the rung's own holes
+    are not reached."""
+    return (
+        o.Run(1000),
+        o.MoveLeader(1),
+        o.Run(1000),
+        o.MoveLeader(2),
+        o.Run(1000),
+        o.MoveLeader(0),
+        o.Run(5000),
+        o.Produce(1, -1),
+        o.Run(1000),
+        o.MoveLeader(1),
+        o.Run(5000),
+        o.Produce(2, -1),
+        o.Run(1000),
+        o.MoveLeader(2),
+        o.Run(5000),
+        o.Produce(3, -1),
+        o.Run(1000),
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -672,6 +741,9 @@ SCENARIOS: dict[str, Scenario] = {
         LOG_START_EPOCH_CACHE_KIP_279,
         UNKNOWN_LEADER_EPOCH,
         LEADER_CRASH_FENCED,
+        RESTARTED_FOLLOWER_RETENTION,
+        CONSUME_WAIT_ONE_MS,
+        EPOCHS_ABOVE_OFFSETS_KIP_279,
     )
 }
 
@@ -688,11 +760,18 @@ def zoo(cfg: ReplicationConfig) -> list[Scenario]:
         s
         for s in SCENARIOS.values()
         if cfg.replicas >= s.min_replicas
-        and (s is not DELAYED_FETCH or cfg.fetch_max_wait_ms > 0)
+        and (s not in (DELAYED_FETCH, CONSUME_WAIT_ONE_MS) or cfg.fetch_max_wait_ms > 0)
         and (s.name not in _ELR_ONLY or cfg.elr)
         and (s not in (READ_REPLICA_OUT_OF_ISR, READ_REPLICA_TRUNCATED) or cfg.follower_fetching)
         and (
-            s not in (RESTART_BELOW_LOG_START, LOG_START_EPOCH_CACHE, LOG_START_EPOCH_CACHE_KIP_279, FOLLOWER_LOG_START)
+            s
+            not in (
+                RESTART_BELOW_LOG_START,
+                LOG_START_EPOCH_CACHE,
+                LOG_START_EPOCH_CACHE_KIP_279,
+                FOLLOWER_LOG_START,
+                RESTARTED_FOLLOWER_RETENTION,
+            )
             or cfg.log_start_moves
         )
     ]
