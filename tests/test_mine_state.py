@@ -6,6 +6,7 @@ out a slice none of whose kinds a corpus holds."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import duckdb
@@ -108,3 +109,38 @@ def test_rows_of_kinds_the_slice_never_names_change_no_state(planted_corpus: tup
     whole = node_state(events)
     mask = pa.compute.is_in(whole.column("kind"), value_set=pa.array(sorted(state_kinds())))
     _same_rows(node_state(kept), whole.filter(mask))
+
+
+def _shifted(events: pa.Table, name: str, shift: int) -> pa.Table:
+    """``events`` with ``shift`` added to column ``name`` in the rows of odd traces (order within a
+    trace kept, so the state is the same; the values' range no longer fits the pass's dense keys)."""
+    odd = pa.compute.equal(pa.compute.bit_wise_and(events.column("trace"), 1), 1)
+    values = events.column(name)
+    moved = pa.compute.if_else(odd, pa.compute.add(values, shift), values)
+    return events.set_column(events.schema.get_field_index(name), name, moved)
+
+
+def test_the_pass_gives_the_same_rows_in_any_row_order_and_for_any_id_range(
+    planted_corpus: tuple[Path, Manifest],
+) -> None:
+    """The pass's fast paths (rows already sorted by trace and position; request and partition
+    epoch keys packed into one integer, looked up in a table when dense) and their general forms
+    (a sort by trace, node and position; a binary search over sparse keys; grouping by sorting when
+    packing would overflow) give the same rows."""
+    root, manifest = planted_corpus
+    events = next(arrow_events(root, manifest.buckets[:1], STATE_INPUTS))
+    whole = node_state(events)
+    assert len(set(events.column("trace").to_pylist())) > 2
+    rows = list(range(events.num_rows))
+    random.Random(7).shuffle(rows)
+    order = pa.array(rows)
+    _same_rows(node_state(events.take(order)), whole.take(order))
+    for name, shift in (("msg", 1 << 40), ("msg", 1 << 61), ("partition_epoch", 1 << 61)):
+        moved = node_state(_shifted(events, name, shift))
+        if name == "msg":
+            moved = moved.set_column(moved.schema.get_field_index("msg"), "msg", whole.column("msg"))
+        _same_rows(moved, whole)
+    kind = events.schema.get_field_index("kind")
+    dictionary = node_state(events.set_column(kind, "kind", events.column("kind").dictionary_encode()), True)
+    assert pa.types.is_dictionary(dictionary.column("node_role").type)
+    _same_rows(dictionary.cast(STATE_SCHEMA), whole)

@@ -392,7 +392,8 @@ def _files_violations(
     # worker imports neither this module nor the invariants' registry.
     def mine(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for i in [i for batch in batches for i in batch.column(0).to_pylist()]:
-            for chunk in whole_trace_chunks(read_file(paths[i], columns, left_out).to_batches(), CHUNK_ROWS):
+            events = read_file(paths[i], columns, left_out, dictionaries=True)
+            for chunk in whole_trace_chunks(events.to_batches(), CHUNK_ROWS):
                 yield from run_chunk(chunk, tables, sql).to_batches()
 
     # One row per corpus file, one partition per row: the JVM hands each task the index of its file
@@ -550,15 +551,20 @@ def _empty_violations() -> pa.Table:
 
 
 def arrow_events(
-    root: str | os.PathLike[str], buckets: Sequence[int], names: Sequence[str], skipped: Sequence[int] = ()
+    root: str | os.PathLike[str],
+    buckets: Sequence[int],
+    names: Sequence[str],
+    skipped: Sequence[int] = (),
+    dictionaries: bool = False,
 ) -> Iterator[pa.Table]:
     """Per bucket, the ``ev`` columns ``names`` of its events (keywords renamed, a typed null column
-    for each one the file lacks), without the ``skipped`` traces."""
+    for each one the file lacks), without the ``skipped`` traces; ``dictionaries``: as
+    traces.mine.tasks.read_file."""
     from kconform.traces.mine.tasks import read_file
 
     columns = ev_columns(names)
     for bucket in buckets:
-        yield read_file(str(bucket_path(root, EVENTS_DIR, bucket)), columns, skipped)
+        yield read_file(str(bucket_path(root, EVENTS_DIR, bucket)), columns, skipped, dictionaries)
 
 
 def ev_columns(names: Sequence[str]) -> list[tuple[str, str, pa.DataType]]:
@@ -668,7 +674,7 @@ def _duckdb_tasks(
     def mine(bucket: int) -> list[pa.Table]:
         return [
             run_chunk(chunk, tables, sql, 1, memory_limit, temp)
-            for table in arrow_events(root, [bucket], columns, skipped)
+            for table in arrow_events(root, [bucket], columns, skipped, dictionaries=True)
             for chunk in whole_trace_chunks(table.to_batches(), CHUNK_ROWS)
         ]
 

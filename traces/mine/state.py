@@ -5,8 +5,12 @@
 the state of its node *after* it, carried forward within one broker incarnation (a restart starts
 a new one). It is the same relation as the SQL views ``s1``/``s2``/``st`` of
 traces.mine.replication (``VIEWS``, kept as the reference plan; tests/test_mine_state.py checks
-that both give the same rows on planted and hand-made corpora), computed without a window: one
-stable sort by (trace, node, position), then forward fills and running maxima over index arrays.
+that both give the same rows on planted and hand-made corpora), computed without a window: what
+each event sets is computed in row order; the rows are put in (trace, node, position) order once (a
+stable radix sort by node when they come sorted by trace and position, as a corpus file's do), and
+the carried state is forward fills and running maxima of row numbers in that order. A request's
+fields reach its answers through a table keyed by (trace, message id), built from the requests'
+rows only (2026-11-27: 0.45 → 0.23 CPU-s for the 646,493 rows a 1M-event file keeps).
 
 How a kind's fields become node state follows the tables of traces.mine.replication
 (``HW_AFTER``, ``LEO_AFTER``, next to the event docstrings they transcribe): the HW after a
@@ -110,7 +114,8 @@ STATE_SCHEMA = pa.schema(
 
 
 class _Col:
-    """A nullable int64 column as (values, valid): values are 0 where null."""
+    """A nullable int64 column as (values, valid). Where a value is null its number is whatever the
+    Arrow buffer holds: every use goes through ``ok``."""
 
     __slots__ = ("ok", "v")
 
@@ -119,57 +124,41 @@ class _Col:
         self.ok = ok
 
 
-def _ints(col: pa.ChunkedArray | pa.Array, order: np.ndarray) -> _Col:
-    """The int64 column ``col`` (taken in ``order``) as values and validity."""
+def _null(n: int) -> _Col:
+    return _Col(np.zeros(n, np.int64), np.zeros(n, bool))
+
+
+def _ints(col: pa.ChunkedArray | pa.Array) -> _Col:
+    """The int64 column ``col`` as values (the Arrow buffer itself, read-only) and validity, in row
+    order."""
     arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     if arr.type != pa.int64():
         arr = arr.cast(pa.int64())
     n = len(arr)
     data = arr.buffers()[1] if n else None
     if arr.null_count == n or data is None:
-        return _Col(np.zeros(n, np.int64), np.zeros(n, bool))
+        return _null(n)
     v = np.frombuffer(data, dtype=np.int64, count=arr.offset + n)[arr.offset :]
-    ok = np.ones(n, bool) if arr.null_count == 0 else np.asarray(arr.is_valid(), dtype=bool)
-    v = np.where(ok, v, 0)
-    return _Col(v[order], ok[order])
+    if arr.null_count == 0:
+        return _Col(v, np.ones(n, bool))
+    return _Col(v, arr.is_valid().to_numpy(zero_copy_only=False))
 
 
-def _codes(col: pa.ChunkedArray | pa.Array, order: np.ndarray) -> tuple[np.ndarray, list[str]]:
-    """A string column (taken in ``order``) as dictionary codes (-1: null) and the dictionary."""
-    enc = pc.dictionary_encode(col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col)
+def _codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[str]]:
+    """A string column (plain or dictionary-encoded) as dictionary codes (-1: null) and the
+    dictionary (which may name a value twice: ``_mask`` reads every code of a name)."""
+    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
     codes = np.asarray(enc.indices.fill_null(-1), dtype=np.int64)
-    return codes[order], [str(x) for x in enc.dictionary.to_pylist()]
+    return codes, [str(x) for x in enc.dictionary.to_pylist()]
 
 
-def _arrow(c: _Col) -> pa.Array:
-    return pa.array(c.v, pa.int64(), mask=~c.ok)
-
-
-def _last(c: _Col, gstart: np.ndarray, include_current: bool = True) -> _Col:
-    """LAST(c) IGNORE NULLS over the rows of the row's group up to it (or up to the row before)."""
-    n = len(c.v)
-    idx = np.where(c.ok, np.arange(n), -1)
-    last = np.maximum.accumulate(idx) if n else idx
-    if not include_current:
-        last = np.concatenate(([-1], last[:-1])) if n else last
-    ok = last >= gstart
-    return _Col(np.where(ok, c.v[np.maximum(last, 0)], 0), ok)
-
-
-def _running_max_before(c: _Col, gid: np.ndarray, gstart: np.ndarray) -> _Col:
-    """MAX(c) over the rows of the row's group before it (null when none is set)."""
-    n = len(c.v)
-    if n == 0 or not c.ok.any():
-        return _Col(np.zeros(n, np.int64), np.zeros(n, bool))
-    uniq, rank = np.unique(c.v[c.ok], return_inverse=True)
-    code = np.zeros(n, np.int64)
-    code[c.ok] = rank + 1  # 0: null; 1..: the value's rank
-    width = len(uniq) + 1
-    enc = np.maximum.accumulate(gid * width + code)
-    enc = np.concatenate(([-1], enc[:-1]))
-    prev_row = np.arange(n) - 1
-    ok = (prev_row >= gstart) & (enc % width > 0) & (enc // width == gid)
-    return _Col(np.where(ok, uniq[np.maximum(enc % width - 1, 0)], 0), ok)
+def _mask(codes: np.ndarray, dictionary: list[str], names: Iterable[str]) -> np.ndarray:
+    """The rows whose code stands for one of ``names`` (a null, code -1, for none)."""
+    wanted = set(names)
+    lut = np.array([name in wanted for name in dictionary] + [False], bool)
+    rows: np.ndarray = lut[codes]
+    return rows
 
 
 def _when(mask: np.ndarray, c: _Col) -> _Col:
@@ -185,6 +174,141 @@ def _first_of(*arms: _Col) -> _Col:
         v = np.where(arm.ok, arm.v, v)
         ok |= arm.ok
     return _Col(v, ok)
+
+
+def _node_order(trace: np.ndarray, node: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """A permutation of the rows in which each (trace, node)'s rows are contiguous and in position
+    order: a stable sort by node when the rows are already sorted by (trace, position) (a corpus
+    file's are; a radix sort for fewer than 2^15 node ids), else a sort by (trace, node, position)."""
+    n = len(trace)
+    if n > 1:
+        same = trace[1:] == trace[:-1]
+        if bool((trace[1:] >= trace[:-1]).all()) and bool((pos[1:][same] > pos[:-1][same]).all()):
+            lo, hi = int(node.min()), int(node.max())
+            key = (node - lo).astype(np.int16) if hi - lo < (1 << 15) else node
+            return np.argsort(key, kind="stable")
+    return np.lexsort((pos, node, trace))
+
+
+class _Groups:
+    """Rows in ``order`` (``_node_order``) cut into broker incarnations: a (trace, node)'s rows,
+    a new group at each restart. ``last`` gives, for every row (in input order), the input row of
+    the latest row of its group up to it (or up to the row before) where a mask holds, -1 if none:
+    LAST(...) IGNORE NULLS over ROWS UNBOUNDED PRECEDING (AND 1 PRECEDING)."""
+
+    def __init__(self, order: np.ndarray, trace: np.ndarray, node: np.ndarray, restart: np.ndarray) -> None:
+        n = len(order)
+        self.order = order
+        self.rows = np.arange(n)
+        t, nd, r = trace[order], node[order], restart[order]
+        first = np.ones(n, bool)
+        if n:
+            first[1:] = (t[1:] != t[:-1]) | (nd[1:] != nd[:-1])
+        tn_start = np.maximum.accumulate(np.where(first, self.rows, 0)) if n else self.rows
+        inc_raw = np.cumsum(r)
+        self.inc = self.to_input(inc_raw - (inc_raw[tn_start] - r[tn_start])) if n else inc_raw
+        g_first = first | r
+        self.gid = np.cumsum(g_first)
+        self.gstart = np.maximum.accumulate(np.where(g_first, self.rows, 0)) if n else self.rows
+
+    def to_input(self, sorted_values: np.ndarray) -> np.ndarray:
+        """Values given per sorted row, put back in input row order."""
+        out = np.empty_like(sorted_values)
+        out[self.order] = sorted_values
+        return out
+
+    def last(self, mask: np.ndarray, before: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(input row of the latest masked row of the group up to each row, the same up to the row
+        before) in input order, -1 where none; the second only if ``before``."""
+        n = len(mask)
+        latest = np.maximum.accumulate(np.where(mask[self.order], self.rows, -1)) if n else self.rows
+        now = self._source(latest)
+        if not before:
+            return now, now
+        prev = np.concatenate(([-1], latest[:-1])) if n else latest
+        return now, self._source(prev)
+
+    def _source(self, latest: np.ndarray) -> np.ndarray:
+        ok = latest >= self.gstart
+        return self.to_input(np.where(ok, self.order[np.maximum(latest, 0)], -1))
+
+    def running_max_before(self, c: _Col) -> _Col:
+        """MAX(c) over the rows of the row's group before it (null when none is set), in input order."""
+        n = len(c.v)
+        if n == 0 or not c.ok.any():
+            return _null(n)
+        v, ok = c.v[self.order], c.ok[self.order]
+        lo, hi = int(v[ok].min()), int(v[ok].max())
+        width = hi - lo + 2
+        if int(self.gid[-1]) + 1 > (1 << 62) // width:  # the encoding would overflow: rank the values
+            uniq, rank = np.unique(v[ok], return_inverse=True)
+            values, code, width = uniq, np.zeros(n, np.int64), len(uniq) + 1
+            code[ok] = rank + 1
+        else:
+            values, code = np.arange(lo, hi + 1, dtype=np.int64), np.where(ok, v - lo + 1, 0)
+        base = self.gid * width
+        enc = np.maximum.accumulate(base + code)  # 0 within a group's width: nothing set yet
+        prev = np.concatenate(([-1], enc[:-1])) - base  # < 0: the previous group's
+        has = prev > 0
+        return _Col(self.to_input(np.where(has, values[np.maximum(prev - 1, 0)], 0)), self.to_input(has))
+
+
+def _taken(c: _Col, source: np.ndarray) -> _Col:
+    """``c`` at the input rows ``source`` (null where -1)."""
+    ok = source >= 0
+    return _Col(np.where(ok, c.v[np.maximum(source, 0)], 0), ok)
+
+
+def _request_max(trace: np.ndarray, msg: _Col, values: list[_Col]) -> list[_Col]:
+    """For every row, MAX(value) OVER (PARTITION BY trace, msg) of each of ``values`` (SQL
+    semantics: the rows of a trace with a null msg form one group; null when no row of the group
+    sets the value). Only the rows that set a value are sorted (requests: a fraction of the rows);
+    every row looks its group up, in a table when the (trace, msg) keys are dense, else by binary
+    search."""
+    n = len(trace)
+    setting = np.zeros(n, bool)
+    for value in values:
+        setting |= value.ok
+    if not setting.any():
+        return [_null(n) for _ in values]
+    changes = trace[1:] != trace[:-1]
+    if bool((trace[1:] >= trace[:-1]).all()):
+        rank = np.concatenate(([0], np.cumsum(changes))) if n else trace
+    else:
+        _uniq, rank = np.unique(trace, return_inverse=True)
+    if msg.ok.any():
+        lo, hi = int(msg.v[msg.ok].min()), int(msg.v[msg.ok].max())
+    else:
+        lo, hi = 0, 0
+    span = hi - lo + 2
+    traces = int(rank.max()) + 1
+    if traces > ((1 << 62) // span):  # keys would overflow: group by sorting every row
+        group = _groups(trace, _Col(np.where(msg.ok, msg.v, 0), msg.ok))
+        return [_group_max(group, value) for value in values]
+    key = rank * span + np.where(msg.ok, msg.v - lo + 1, 0)  # 0: the trace's null-msg group
+    rows = np.flatnonzero(setting)
+    rows = rows[np.argsort(key[rows], kind="stable")]
+    keys = key[rows]
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    groups = keys[starts]
+    if traces * span <= 4 * n + 1024:  # dense: a table indexed by key
+        slot = np.full(traces * span, -1, np.int64)
+        slot[groups] = np.arange(len(groups))
+        at = slot[key]
+    else:
+        at = np.minimum(np.searchsorted(groups, key), len(groups) - 1)
+        at = np.where(groups[at] == key, at, -1)
+    found = at >= 0
+    at0 = np.maximum(at, 0)
+    out = []
+    low = np.iinfo(np.int64).min
+    for value in values:
+        ok = value.ok[rows]
+        best = np.maximum.reduceat(np.where(ok, value.v[rows], low), starts)
+        has = np.logical_or.reduceat(ok, starts)
+        set_here = found & has[at0]
+        out.append(_Col(np.where(set_here, best[at0], 0), set_here))
+    return out
 
 
 _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3  # glibc's mallopt parameters
@@ -213,50 +337,41 @@ def keep_freed_memory() -> bool:
     )
 
 
-def node_state(events: pa.Table) -> pa.Table:
+def node_state(events: pa.Table, dictionaries: bool = False) -> pa.Table:
     """The ``st`` rows of ``events`` (whole traces), in the order of ``events``. Calls
-    ``keep_freed_memory`` (once per process)."""
+    ``keep_freed_memory`` (once per process). ``kind`` and ``outcome`` may come plain or
+    dictionary-encoded; with ``dictionaries`` the output's ``kind`` stays as it came and
+    ``node_role`` is dictionary-encoded (DuckDB compares such columns by code), else both are
+    plain strings (``STATE_SCHEMA``).
+
+    Every per-row value (what an event sets) is computed in input order; only the carried state
+    (the LAST ... IGNORE NULLS of the SQL views) goes through the rows in (trace, node, position)
+    order, as input row numbers (``_Groups``)."""
     keep_freed_memory()
     n = events.num_rows
-    order = np.lexsort(
-        (np.asarray(events.column("pos")), np.asarray(events.column("node")), np.asarray(events.column("trace")))
-    )
-    c = {name: _ints(events.column(name), order) for name in _INT_INPUTS}
+    c = {name: _ints(events.column(name)) for name in _INT_INPUTS}
     trace, pos, node = c["trace"].v, c["pos"].v, c["node"].v
-    kind_codes, kind_names = _codes(events.column("kind"), order)
-    outcome_codes, outcome_names = _codes(events.column("outcome"), order)
+    kind_codes, kind_names = _codes(events.column("kind"))
+    outcome_codes, outcome_names = _codes(events.column("outcome"))
 
     def kind_is(*names: str) -> np.ndarray:
-        wanted = [kind_names.index(k) for k in names if k in kind_names]
-        return np.isin(kind_codes, wanted) if wanted else np.zeros(n, bool)
+        return _mask(kind_codes, kind_names, names)
 
     def outcome_is(value: str) -> np.ndarray:
-        return outcome_codes == outcome_names.index(value) if value in outcome_names else np.zeros(n, bool)
+        return _mask(outcome_codes, outcome_names, (value,))
 
-    isr_len = _ints(pc.list_value_length(events.column("isr")), order)
+    isr_len = _ints(pc.list_value_length(events.column("isr")))
     error0 = c["error"].ok & (c["error"].v == 0)
-
-    # Groups: (trace, node) and, within, broker incarnations (a restart starts one).
-    restart = kind_is("broker_restarted")
-    first = np.ones(n, bool)
-    if n:
-        first[1:] = (trace[1:] != trace[:-1]) | (node[1:] != node[:-1])
-    tn_id = np.cumsum(first)
-    tn_start = np.maximum.accumulate(np.where(first, np.arange(n), 0)) if n else first.astype(np.int64)
-    inc_raw = np.cumsum(restart)
-    inc = inc_raw - (inc_raw[tn_start] - restart[tn_start]) if n else inc_raw
-    g_first = first | restart
-    gid = np.cumsum(g_first)
-    gstart = np.maximum.accumulate(np.where(g_first, np.arange(n), 0)) if n else g_first.astype(np.int64)
-    del tn_id
+    every = np.ones(n, bool)
 
     # The request an answer answers: MAX(...) OVER (PARTITION BY trace, msg) (a null msg is a group).
     fetch_sent = kind_is("fetch_sent")
     sent = kind_is("fetch_sent", "epoch_query_sent")
-    msg_group = _groups(trace, c["msg"])
-    req_offset = _group_max(msg_group, _when(fetch_sent, c["fetch_offset"]))
-    req_epoch = _group_max(msg_group, _when(sent, c["current_leader_epoch"]))
-    req_pos = _group_max(msg_group, _when(sent, _Col(pos, np.ones(n, bool))))
+    req_offset, req_epoch, req_pos = _request_max(
+        trace,
+        c["msg"],
+        [_when(fetch_sent, c["fetch_offset"]), _when(sent, c["current_leader_epoch"]), _when(sent, _Col(pos, every))],
+    )
 
     # HW_AFTER / LEO_AFTER of traces.mine.replication.
     hw_set = _first_of(
@@ -299,36 +414,35 @@ def node_state(events: pa.Table) -> pa.Table:
     alter_ok = kind_is("alter_partition_applied") & error0
     pe_cand = _first_of(_when(applied, c["partition_epoch"]), _when(alter_ok, c["partition_epoch"]))
 
-    node_hw = _last(hw_set, gstart)
-    leo_last = _last(leo_set, gstart)
-    node_leo = _Col(leo_last.v, np.ones(n, bool))
-    leo_pos = _last(_when(leo_set.ok, _Col(pos, np.ones(n, bool))), gstart)
-    role_now = _last(role_set, gstart)
-    role_before = _last(role_set, gstart, include_current=False)
-    node_epoch_last = _last(epoch_set, gstart)
-    node_epoch = _Col(np.where(node_epoch_last.ok, node_epoch_last.v, -1), np.ones(n, bool))
-    prev_hw = _last(hw_set, gstart, include_current=False)
-    prev_pe_max = _running_max_before(pe_cand, gid, gstart)
+    # The state carried within each broker incarnation.
+    groups = _Groups(_node_order(trace, node, pos), trace, node, kind_is("broker_restarted"))
+    hw_now, hw_before = groups.last(hw_set.ok, before=True)
+    node_hw, prev_hw = _taken(hw_set, hw_now), _taken(hw_set, hw_before)
+    leo_now, _ = groups.last(leo_set.ok)
+    node_leo = _Col(_taken(leo_set, leo_now).v, every)
+    leo_pos = _taken(_Col(pos, every), leo_now)
+    role_now_at, role_before_at = groups.last(role_set.ok, before=True)
+    role_now, role_before = _taken(role_set, role_now_at), _taken(role_set, role_before_at)
+    epoch_now, _ = groups.last(epoch_set.ok)
+    node_epoch_last = _taken(epoch_set, epoch_now)
+    node_epoch = _Col(np.where(node_epoch_last.ok, node_epoch_last.v, -1), every)
+    prev_pe_max = groups.running_max_before(pe_cand)
 
     pe = c["partition_epoch"]
     adopt_alter = (
         alter_ok & role_before.ok & (role_before.v == 1) & pe.ok & (pe.v > np.where(prev_pe_max.ok, prev_pe_max.v, -1))
     )
     isr_adopted = _first_of(_when(applied, isr_len), _when(adopt_alter, isr_len))
-    isr_size = _last(isr_adopted, gstart)
-    isr_pos = _last(_when(isr_adopted.ok, _Col(pos, np.ones(n, bool))), gstart)
-
-    back = np.empty(n, np.int64)
-    back[order] = np.arange(n)  # sorted row of each input row
+    isr_now, _ = groups.last(isr_adopted.ok)
+    isr_size = _taken(isr_adopted, isr_now)
+    isr_pos = _taken(_Col(pos, every), isr_now)
 
     def out(col: _Col) -> pa.Array:
-        return pa.array(col.v[back], pa.int64(), mask=~col.ok[back])
+        return pa.array(col.v, pa.int64(), mask=None if col.ok is every else ~col.ok)
 
-    roles = pa.DictionaryArray.from_arrays(
-        pa.array(np.where(role_now.ok, role_now.v, 0).astype(np.int32)[back]), pa.array(ROLES)
-    ).cast(pa.string())
+    roles = pa.DictionaryArray.from_arrays(pa.array(role_now.v.astype(np.int32)), pa.array(ROLES))
     derived = {
-        "inc": pa.array(inc[back], pa.int64()),
+        "inc": pa.array(groups.inc, pa.int64()),
         "req_offset": out(req_offset),
         "req_epoch": out(req_epoch),
         "req_pos": out(req_pos),
@@ -337,14 +451,22 @@ def node_state(events: pa.Table) -> pa.Table:
         "node_hw": out(node_hw),
         "node_leo": out(node_leo),
         "leo_pos": out(leo_pos),
-        "node_role": roles,
+        "node_role": roles if dictionaries else roles.cast(pa.string()),
         "node_epoch": out(node_epoch),
         "prev_hw": out(prev_hw),
         "isr_size": out(isr_size),
         "isr_pos": out(isr_pos),
     }
-    arrays = [events.column(name).cast(STATE_SCHEMA.field(name).type) for name in CARRIED]
+    arrays = [
+        events.column(name)
+        if dictionaries and name == "kind"
+        else events.column(name).cast(STATE_SCHEMA.field(name).type)
+        for name in CARRIED
+    ]
     arrays += [derived[name] for name, _ in DERIVED]
+    names = [*CARRIED, *(name for name, _ in DERIVED)]
+    if dictionaries:
+        return pa.Table.from_arrays(arrays, names=names)
     return pa.Table.from_arrays(arrays, schema=STATE_SCHEMA)
 
 
