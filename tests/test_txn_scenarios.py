@@ -223,8 +223,14 @@ def test_epoch_exhaustion_conforms_and_catches_the_overflow(config: str) -> None
     run = _run(EPOCH_EXHAUSTION.name, cfg)
     _conforms(run, EPOCH_EXHAUSTION.name)
     inits = [e for e in _events(run) if isinstance(e, ev.InitProducerIdHandled)]
-    assert (inits[-2].pid, inits[-2].epoch) == (1000, 32766)
-    assert (inits[-1].pid, inits[-1].epoch) == (1001, 0)
+    rotation = next(i for i, e in enumerate(inits) if e.pid == 1001)
+    assert (inits[rotation - 1].pid, inits[rotation - 1].epoch) == (1000, 32766)
+    assert (inits[rotation].pid, inits[rotation].epoch) == (1001, 0)
+    # then KIP-360's previous-id rule: the rotation's retry (1000, 32766) and a rogue (1000, 32765)
+    assert [(e.expected_epoch, e.error) for e in inits[rotation + 1 :]] == [
+        (32766, ev.NONE),
+        (32765, ev.PRODUCER_FENCED),
+    ]
     mutated = _run(EPOCH_EXHAUSTION.name, cfg, frozenset({m.EPOCH_OVERFLOW}))
     assert mutated.failure is not None
     assert (mutated.failure.verdict, mutated.failure.name) == EXPECTED[m.EPOCH_OVERFLOW]

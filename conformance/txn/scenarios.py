@@ -26,12 +26,33 @@ needing more replicas.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from kconform.conformance.scenarios import declare
 from kconform.conformance.scenarios import run_scenario as run_scenario  # one run loop for every slice
 from kconform.model.txn_config import SHORT_MAX, TxnConfig
 from kconform.traces import operations as o
+
+WIRE_CONN = 0
+"""The wire connection (impl/txn/wire.py) the zoo's hand-made requests come from: a client outside
+the simulation, free to send what no reference client does."""
+FIRST_PID = 1000
+"""The first producer id the reference hands out (impl/txn/runtime.Metadata.next_pid); ids follow in
+order. A hand-made request names a producer id, so its aim assumes this numbering: another
+implementation's ids make it an unknown producer's request, still judged."""
+TXN_PID = FIRST_PID + 1
+"""``txn-1``'s producer id in ``adversarial-producer`` (the idempotent producer's InitProducerId came
+first)."""
+ROGUE_RID = 1_000_000
+"""Record id of a hand-made batch: above every id the harness hands out in a scenario."""
+
+
+def _wire(broker: int, payload: str, **fields: object) -> o.WireRequest:
+    """A hand-made client request from ``WIRE_CONN`` to ``broker``: ``payload`` names the request
+    type of the slice's wire format (impl/txn/wire.py), ``fields`` are its fields."""
+    return o.WireRequest(WIRE_CONN, broker, json.dumps({"type": payload, **fields}, sort_keys=True))
+
 
 TXN_ID = "txn-1"
 GROUP = "my-group"
@@ -159,7 +180,10 @@ def ADVERSARIAL_PRODUCER() -> tuple[o.Operation, ...]:
     (OUT_OF_ORDER_SEQUENCE_NUMBER), the same batch to a non-leader (NOT_LEADER_OR_FOLLOWER), a new
     epoch at sequence 0 (appended: it fences the old epoch), a stale epoch inside a transaction
     (INVALID_PRODUCER_EPOCH) and a transactional batch on a partition the transaction never added
-    (verification refuses it)."""
+    (verification refuses it), and a batch without the transactional flag under the producer id and
+    epoch of an open transaction, at its next sequence, sent by hand (ProducerAppendInfo
+    .updateCurrentTxnFirstOffset: InvalidTxnStateException "Expected transactional write",
+    INVALID_TXN_STATE; an accepted one would slip a non-transactional record into the transaction)."""
     return (
         o.InitProducer(IDEMPOTENT, ""),
         o.Settle(100),
@@ -189,6 +213,18 @@ def ADVERSARIAL_PRODUCER() -> tuple[o.Operation, ...]:
         o.Settle(100),
         o.RogueProduce(SUCCESSOR, "t-1", -1, 1, 0, 1),
         o.Settle(100),
+        _wire(
+            0,
+            "TxnProduceRequest",
+            partition="t-0",
+            txn_id="",
+            pid=TXN_PID,
+            epoch=1,
+            base_seq=1,
+            rids=[ROGUE_RID],
+            transactional=False,
+            ctxn=-1,
+        ),
         *_commit(SUCCESSOR),
         *_read(),
     )
@@ -234,6 +270,33 @@ def ADVERSARIAL_END_TXN() -> tuple[o.Operation, ...]:
         o.RogueEndTxn(PRODUCER, -1, 0, True),
         o.Settle(100),
         *_txn((("t-1", 1),), commit=True),
+        *_read(),
+    )
+
+
+@declare(Scenario, "unknown-transactional-id", mutants=())
+def UNKNOWN_TXN_ID() -> tuple[o.Operation, ...]:
+    """Issue 17 (adversarial clients): requests for a transactional id the coordinator holds no
+    metadata for, sent by hand before any InitProducerId. An EndTxn: TransactionCoordinator
+    .handleEndTransaction finds no metadata (TransactionStateManager.getTransactionState: None) and
+    answers INVALID_PRODUCER_ID_MAPPING. Then an InitProducerId carrying a KIP-360 expected producer
+    id and epoch (a client whose id's metadata is gone): handleInitProducerId creates the metadata
+    at epoch -1 (RecordBatch.NO_PRODUCER_EPOCH), which isValidProducerId accepts whatever the
+    expected id, and prepareIncrementProducerEpoch bumps it to 0: a fresh producer id at epoch 0. A
+    coordinator that fences it (PRODUCER_FENCED) strands every such client. Then the application's
+    producer initialises (a bump to epoch 1, fencing the first) and commits a transaction."""
+    return (
+        _wire(COORDINATOR, "EndTxnRequest", txn_id=TXN_ID, pid=FIRST_PID, epoch=0, commit=True, ctxn=-1),
+        _wire(
+            COORDINATOR,
+            "InitPidRequest",
+            txn_id=TXN_ID,
+            timeout_ms=60_000,
+            expected_pid=FIRST_PID + 500,
+            expected_epoch=3,
+        ),
+        *_INIT,
+        *_txn((("t-0", 1),), commit=True),
         *_read(),
     )
 
@@ -513,11 +576,25 @@ def EPOCH_EXHAUSTION() -> tuple[o.Operation, ...]:
     """KIP-360 producer-id rotation (kafka-facts §1.3): an application re-initialises its transactional
     producer 32766 times (each initTransactions of a live instance bumps the epoch by one, the only
     way epochs grow), so the epoch reaches 32766. The next InitProducerId must rotate to a fresh
-    producer id at epoch 0: 32767 is reserved for fencing. Costly (one round trip per epoch, about
-    10 s judged), so it runs last."""
+    producer id at epoch 0: 32767 is reserved for fencing. Then KIP-360's previous-producer-id rule
+    (TransactionCoordinator.handleInitProducerId, isValidProducerId: an expected producer id equal to
+    the previous one is valid only with an exhausted expected epoch, TransactionMetadata
+    .isEpochExhausted, epoch >= 32766): a retry of the rotating InitProducerId (the previous id at
+    32766: the current identity, NONE), then, while the new id's transaction is Ongoing, the previous
+    id at 32765 (PRODUCER_FENCED: a broker that took it for a retry would fence the transaction and
+    answer CONCURRENT_TRANSACTIONS). Costly (one round trip per epoch, about 10 s judged), so it runs
+    last."""
     return (
         *((o.InitProducer(PRODUCER, TXN_ID), o.Settle(10)) * (SHORT_MAX + 1)),
-        *_txn((("t-0", 1),), commit=True),
+        o.RogueInitProducer(PRODUCER, -1, -1, SHORT_MAX - 1),
+        o.Settle(100),
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-0", 1),
+        o.Settle(1000),
+        o.RogueInitProducer(PRODUCER, -1, -1, SHORT_MAX - 2),
+        o.Settle(100),
+        o.CommitTxn(PRODUCER),
+        o.Settle(1000),
     )
 
 
@@ -537,6 +614,7 @@ SCENARIOS: dict[str, Scenario] = {
         DELAYED_FETCH_BEYOND_LSO,
         ADVERSARIAL_PRODUCER,
         ADVERSARIAL_END_TXN,
+        UNKNOWN_TXN_ID,
         REORDERED_VERIFICATION,
         PRODUCER_EXPIRY,
         EPOCH_EXHAUSTION,
