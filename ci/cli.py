@@ -155,6 +155,14 @@ def _parser() -> _Parser:
         help="random search by Hypothesis (default: targeting, Hypothesis' shrinker) or by a seeded random walk "
         "over the same rules (walk: about twice the operations per CPU-second, its own shrinker; docs/benchmarks.md)",
     )
+    gate.add_argument(
+        "--jobs",
+        type=_positive_int,
+        metavar="N",
+        help="--slice all: run the configurations in N worker processes at once (default: one per core, at most "
+        "one per configuration; 1: one after the other in this process); the output, files, table and exit code "
+        "are the same",
+    )
     gate.add_argument("--no-progress", action="store_true", help="no progress display")
     gate.set_defaults(handler=_cmd_gate)
 
@@ -436,10 +444,16 @@ def _cmd_gate(args: argparse.Namespace) -> int:
             )
         configs: list[tuple[str, AnyConfig]] = [part for s in registry.all_slices() for part in s.gate_configs()]
         from kconform.ci.gate import run_all_gates
+        from kconform.ci.gate_jobs import default_jobs
 
+        jobs = args.jobs if args.jobs is not None else default_jobs(len(configs))
         return _run_engine(
-            "the gate", run_all_gates, [(name, _gate_options(args, cfg, (), name)) for name, cfg in configs]
+            "the gate",
+            lambda parts: run_all_gates(parts, jobs=jobs),
+            [(name, _gate_options(args, cfg, (), name)) for name, cfg in configs],
         )
+    if args.jobs is not None and args.jobs > 1:
+        raise UserError("--jobs runs the configurations of --slice all in parallel; one slice is one campaign")
     settings = ([("slice", args.slice)] if args.slice else []) + list(args.settings)
     config = _load_any_config(args.config, settings)
     from kconform.ci.gate import run_gate

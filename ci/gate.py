@@ -9,11 +9,12 @@ its counterexample replays to the same verdict: the suite checks its own power.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -307,16 +308,32 @@ def run_gate(options: GateOptions, console: Console | None = None) -> int:
     return code
 
 
-def run_all_gates(parts: list[tuple[str, GateOptions]], console: Console | None = None) -> int:
+def run_all_gates(
+    parts: list[tuple[str, GateOptions]],
+    console: Console | None = None,
+    jobs: int = 1,
+    gate: Callable[[GateOptions, Console], int] | None = None,
+) -> int:
     """Run the gate once per slice configuration (``kconform gate --slice all``) and end with one
     table: EXIT_ERROR if any part hit a harness error, else EXIT_VIOLATION if any failed, else
-    EXIT_PASS. Every part runs even after one failed, so nothing already checkable is skipped."""
+    EXIT_PASS. Every part runs even after one failed, so nothing already checkable is skipped.
+
+    With ``jobs`` > 1 the parts run in that many worker processes at once (ci.gate_jobs): each
+    part's output is printed whole, in the parts' order, and the table, files and exit code are
+    those of the sequential run; a part whose worker raised or died is an ERROR naming it, and the
+    others keep their verdicts. ``gate`` runs one part (default ``run_gate``; with workers, a
+    module-level function a spawned process can import)."""
     console = console or Console()
+    gate = gate or run_gate
+    started = time.perf_counter()
     codes: list[tuple[str, int, float]] = []
-    for name, options in parts:
-        console.rule(f"[bold]{name}")
-        started = time.perf_counter()
-        codes.append((name, run_gate(options, console), time.perf_counter() - started))
+    if jobs <= 1 or len(parts) <= 1:
+        for name, options in parts:
+            console.rule(f"[bold]{name}")
+            part_started = time.perf_counter()
+            codes.append((name, gate(options, console), time.perf_counter() - part_started))
+    else:
+        codes = _run_parts_in_workers(parts, console, jobs, gate)
     table = Table(title="kconform gate: every slice")
     table.add_column("slice")
     table.add_column("verdict")
@@ -326,5 +343,39 @@ def run_all_gates(parts: list[tuple[str, GateOptions]], console: Console | None 
     for (name, code, seconds), (_n, options) in zip(codes, parts, strict=True):
         table.add_row(name, words[code], f"{seconds:.1f}", str(options.out))
     console.print(table)
+    if jobs > 1 and len(parts) > 1:
+        console.print(
+            f"{len(parts)} configurations in {min(jobs, len(parts))} worker processes: "
+            f"{time.perf_counter() - started:.1f} s wall"
+        )
     all_codes = {code for _name, code, _s in codes}
     return EXIT_ERROR if EXIT_ERROR in all_codes else EXIT_VIOLATION if EXIT_VIOLATION in all_codes else EXIT_PASS
+
+
+def _run_parts_in_workers(
+    parts: list[tuple[str, GateOptions]], console: Console, jobs: int, gate: Callable[[GateOptions, Console], int]
+) -> list[tuple[str, int, float]]:
+    """``run_all_gates``' parts in worker processes; each part's output printed in order, whole."""
+    from kconform.ci import gate_jobs
+
+    show_progress = any(options.progress for _n, options in parts) and console.is_terminal
+    quiet = [(name, replace(options, progress=False)) for name, options in parts]  # a worker has no terminal
+    finished: list[str] = []
+
+    def status_line() -> str:
+        return f"kconform gate: {len(finished)} of {len(parts)} configurations done ({min(jobs, len(parts))} workers)"
+
+    def on_done(_index: int, name: str, result: gate_jobs.PartResult) -> None:
+        console.rule(f"[bold]{name}")
+        console.print(gate_jobs.shown_output(result), end="", soft_wrap=True)
+        if result.error is not None:
+            console.print(f"[red]kconform: error: the {name} gate failed: {result.error}[/red]")
+            console.print("no verdict for this configuration; the others ran on")
+        finished.append(name)
+        if status is not None:
+            status.update(status_line())
+
+    with contextlib.ExitStack() as stack:
+        status = stack.enter_context(console.status(status_line())) if show_progress else None
+        results = gate_jobs.run_parallel(quiet, console, jobs, gate, on_done)
+    return [(name, r.code, r.seconds) for (name, _o), r in zip(parts, results, strict=True)]
