@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
+from kconform.model.fast_init import fast_frozen_init
+
 
 class Payload:
     """The base of every wire payload: a request, a response or a metadata update of some slice."""
@@ -21,6 +23,7 @@ class Payload:
     __slots__ = ()
 
 
+@fast_frozen_init
 @dataclass(frozen=True)
 class Message:
     """One message in flight: unique id (global send counter), source, destination, payload."""

@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kconform.model.fast_init import fast_frozen_inits
+
 
 @dataclass(frozen=True, order=True)
 class Entry:
@@ -109,3 +111,6 @@ class TopicOffset:
 
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
+
+
+fast_frozen_inits(vars(), __name__)  # each frozen dataclass here gets a cheaper, identical __init__ (model.fast_init)

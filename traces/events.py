@@ -64,6 +64,8 @@ from kconform.model.records import (
 )
 # isort: on
 
+from kconform.model.fast_init import fast_frozen_inits
+
 SCHEMA_VERSION = 2
 """Version of the event schema written into every trace/counterexample header.
 
@@ -1285,3 +1287,6 @@ def _decode_field(kind: str, name: str, typ: str, value: Any) -> Any:
     except (TypeError, ValueError):
         raise EventDecodeError(f"{kind}: field {name!r} should be {typ}, got {value!r}") from None
     raise EventDecodeError(f"{kind}: field {name!r} has unsupported type {typ}")
+
+
+fast_frozen_inits(vars(), __name__)  # each frozen dataclass here gets a cheaper, identical __init__ (model.fast_init)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kconform.model.fast_init import fast_frozen_inits
 from kconform.model.records import AbortedTxn, Record
 
 from ..messages import Payload
@@ -42,3 +43,6 @@ class SessionFetchResponse(Payload):
     error: int
     session_id: int
     partitions: tuple[PartitionAnswer, ...]
+
+
+fast_frozen_inits(vars(), __name__)  # each frozen dataclass here gets a cheaper, identical __init__ (model.fast_init)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kconform.model.fast_init import fast_frozen_inits
 from kconform.traces.events import Entry
 
 from ..messages import Payload
@@ -159,3 +160,6 @@ class ReplicaFetchResponse(Payload):
     entries: tuple[Entry, ...]
     hw: int
     preferred: int
+
+
+fast_frozen_inits(vars(), __name__)  # each frozen dataclass here gets a cheaper, identical __init__ (model.fast_init)
