@@ -8,20 +8,26 @@ timers can be dropped at once.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from heapq import heappop, heappush
 
 TimerAction = Callable[[], None]
 
 
-@dataclass
 class _Timer:
-    due_ms: int
-    seq: int
-    owner: int = field(compare=False)
-    name: str = field(compare=False)
-    action: TimerAction = field(compare=False)
+    """One scheduled action (a plain class with slots: one is made per timer scheduled)."""
+
+    __slots__ = ("action", "due_ms", "name", "owner", "seq")
+
+    def __init__(self, due_ms: int, seq: int, owner: int, name: str, action: TimerAction) -> None:
+        self.due_ms = due_ms
+        self.seq = seq
+        self.owner = owner
+        self.name = name
+        self.action = action
+
+    def __repr__(self) -> str:
+        return f"_Timer(due_ms={self.due_ms}, seq={self.seq}, owner={self.owner}, name={self.name!r})"
 
 
 class Scheduler:
@@ -38,11 +44,13 @@ class Scheduler:
     def schedule(self, delay_ms: int, owner: int, name: str, action: TimerAction) -> int:
         """Run ``action`` at now + ``delay_ms``; returns a handle for ``cancel``."""
         assert delay_ms >= 0, f"timer {name} scheduled in the past ({delay_ms} ms)"
-        timer = _Timer(self.now_ms + delay_ms, self._next_seq, owner, name, action)
-        self._next_seq += 1
-        heapq.heappush(self._heap, (timer.due_ms, timer.seq, timer))
-        self._live[timer.seq] = timer
-        return timer.seq
+        seq = self._next_seq
+        self._next_seq = seq + 1
+        due_ms = self.now_ms + delay_ms
+        timer = _Timer(due_ms, seq, owner, name, action)
+        heappush(self._heap, (due_ms, seq, timer))
+        self._live[seq] = timer
+        return seq
 
     def cancel(self, handle: int | None) -> None:
         """Forget the timer ``handle`` (no-op if it already fired or is None)."""
@@ -56,23 +64,23 @@ class Scheduler:
 
     def next_due_ms(self) -> int | None:
         """Due time of the earliest live timer, None when no timer is pending."""
-        self._discard_cancelled()
-        return self._heap[0][0] if self._heap else None
+        heap, live = self._heap, self._live
+        while heap and heap[0][1] not in live:  # a cancelled timer leaves the heap here
+            heappop(heap)
+        return heap[0][0] if heap else None
 
     def pop_due(self, until_ms: int) -> _Timer | None:
         """Remove and return the earliest live timer due at or before ``until_ms``."""
-        self._discard_cancelled()
-        if not self._heap or self._heap[0][0] > until_ms:
+        heap, live = self._heap, self._live
+        while heap and heap[0][1] not in live:  # a cancelled timer leaves the heap here
+            heappop(heap)
+        if not heap or heap[0][0] > until_ms:
             return None
-        timer = heapq.heappop(self._heap)[2]
-        del self._live[timer.seq]
+        timer = heappop(heap)[2]
+        del live[timer.seq]
         return timer
 
     def move_to(self, now_ms: int) -> None:
         """Set the clock; it never goes backwards."""
         assert now_ms >= self.now_ms, f"time went backwards: {self.now_ms} -> {now_ms}"
         self.now_ms = now_ms
-
-    def _discard_cancelled(self) -> None:
-        while self._heap and self._heap[0][1] not in self._live:
-            heapq.heappop(self._heap)

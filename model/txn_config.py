@@ -13,6 +13,7 @@ never loses what it appended. The ``__transaction_state`` log is durable once wr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from kconform.model.internal_topics import INT32_MAX as INT32_MAX
@@ -58,7 +59,7 @@ class TxnConfig(TxnSettings):
     @property
     def data(self) -> tuple[str, ...]:
         """The data partitions, ``t-0``, ``t-1``, ..."""
-        return tuple(f"{DATA_TOPIC}-{i}" for i in range(self.data_partitions))
+        return _data_partitions(self.data_partitions)
 
     def state_partition(self, txn_id: str) -> str:
         """The ``__transaction_state`` partition that holds ``txn_id`` (its coordinator's log)."""
@@ -66,7 +67,7 @@ class TxnConfig(TxnSettings):
 
     def offsets_partition(self, group: str) -> str:
         """The ``__consumer_offsets`` partition of ``group``."""
-        return f"{CONSUMER_OFFSETS_TOPIC}-{partition_for(group, self.offsets_topic_partitions)}"
+        return _offsets_partition(group, self.offsets_topic_partitions)
 
     @property
     def state_partitions(self) -> tuple[str, ...]:
@@ -74,12 +75,12 @@ class TxnConfig(TxnSettings):
 
     @property
     def offsets_partitions(self) -> tuple[str, ...]:
-        return tuple(sorted({self.offsets_partition(g) for g in self.groups}))
+        return _offsets_partitions(self.groups, self.offsets_topic_partitions)
 
     @property
     def log_partitions(self) -> tuple[str, ...]:
         """Every partition holding records and producer state: data, then consumer offsets."""
-        return self.data + self.offsets_partitions
+        return _log_partitions(self.data_partitions, self.groups, self.offsets_topic_partitions)
 
     def initial_leader(self, partition: str) -> int:
         """Who leads a partition at boot: data partition i on broker i mod brokers; internal
@@ -106,3 +107,28 @@ class TxnConfig(TxnSettings):
         """Build a config from a JSON object; unknown keys or bad values raise ConfigError."""
         kwargs = from_json_fields(obj, TxnConfig, frozenset({"slice"}))
         return TxnConfig(**kwargs)
+
+
+# The partition names are pure functions of a few fields, asked for by the reference cluster at
+# nearly every operation: each is computed once per distinct argument (a frozen configuration's
+# fields never change, so the cache is the value the property computed before).
+
+
+@cache
+def _data_partitions(count: int) -> tuple[str, ...]:
+    return tuple(f"{DATA_TOPIC}-{i}" for i in range(count))
+
+
+@cache
+def _offsets_partition(group: str, partitions: int) -> str:
+    return f"{CONSUMER_OFFSETS_TOPIC}-{partition_for(group, partitions)}"
+
+
+@cache
+def _offsets_partitions(groups: tuple[str, ...], partitions: int) -> tuple[str, ...]:
+    return tuple(sorted({_offsets_partition(g, partitions) for g in groups}))
+
+
+@cache
+def _log_partitions(data: int, groups: tuple[str, ...], offsets_partitions: int) -> tuple[str, ...]:
+    return _data_partitions(data) + _offsets_partitions(groups, offsets_partitions)

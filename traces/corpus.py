@@ -24,7 +24,7 @@ import json
 import os
 from array import array
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from operator import attrgetter, itemgetter
@@ -245,6 +245,7 @@ class TableBuilder:
         self._kind = array("h")
         self._rows: dict[str, list[int]] = {}
         self._values: dict[str, list[Any]] = {}
+        self._slots: dict[type[Event], tuple[Any, ...]] = {}
 
     def add_step(self, trace: int, step: int, op_json: str) -> None:
         if (trace, step) <= self._last_step:
@@ -267,22 +268,34 @@ class TableBuilder:
         self._trace.extend(repeat(trace, n))
         self._pos.extend(range(pos, pos + n))
         self._step.extend(repeat(step, n))
-        rows, values, getters, codes, kinds = self._rows, self._values, self._getters, self._codes, self._kind
+        slots, kinds_append = self._slots, self._kind.append
         for event in events:
             # The kind's field values are read here, once, as one tuple (``node`` first): the event
             # object itself is not kept, so a bucket's held rows are plain tuples, not dataclasses.
-            kind = event.kind
-            held = values.get(kind)
-            if held is None:
-                held = values[kind] = []
-                rows[kind] = []
-            held.append(getters[kind](event))
-            rows[kind].append(row)
-            kinds.append(codes[kind])
+            slot = slots.get(type(event))
+            if slot is None:
+                slot = self._slot(event)
+            get, hold, place, code = slot
+            hold(get(event))
+            place(row)
+            kinds_append(code)
             row += 1
         if row >= self.FLUSH_ROWS:
             self._flush()
         return pos + n
+
+    def _slot(self, event: Event) -> tuple[Callable[[Event], Any], Callable[[Any], None], Callable[[int], None], int]:
+        """What ``add_events`` does with an event of ``event``'s class until the next flush: read
+        its kind's fields, hold them, note its row, and its kind's code. The kind's lists are made
+        here, on its first event since the flush (``_values`` and ``_rows`` in that order)."""
+        kind = event.kind
+        held = self._values.get(kind)
+        if held is None:
+            held = self._values[kind] = []
+            self._rows[kind] = []
+        slot = (self._getters[kind], held.append, self._rows[kind].append, self._codes[kind])
+        self._slots[type(event)] = slot
+        return slot
 
     def add_event(self, trace: int, pos: int, step: int, event: Event) -> None:
         self.add_events(trace, pos, step, (event,))

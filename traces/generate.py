@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import json
 import math
 import multiprocessing
 import random
@@ -32,7 +31,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +49,7 @@ from kconform.traces.corpus import (
     write_bucket,
     write_manifest,
 )
+from kconform.traces.step_json import step_json
 from kconform.traces.tools import TraceWorkload, tools_for
 
 DEFAULT_TRACE_EVENTS = 5_000
@@ -65,23 +64,6 @@ MAX_STEPS_PER_EVENT = 10
 GC_STEPS = 2_000
 """While a bucket is generated automatic garbage collection is paused (``paused_gc``); a trace
 collects its young garbage every ``GC_STEPS`` steps and all of it at its end instead."""
-
-_STEP_JSON = json.JSONEncoder(separators=(",", ":"))
-"""The encoding of every step's operation (``json.dumps`` with separators builds one per call)."""
-
-_STEP_ENCODE: Callable[[Any, int], Any] = (
-    c_make_encoder(None, _STEP_JSON.default, encode_basestring_ascii, None, ":", ",", False, False, True)
-    if c_make_encoder is not None
-    else lambda obj, _level: (_STEP_JSON.encode(obj),)
-)
-"""``_STEP_JSON``'s C encoder, made once: ``JSONEncoder.encode`` makes it anew per call (most of
-its cost for a small dict). The same arguments ``JSONEncoder.iterencode`` passes for ``_STEP_JSON``
-(ensure_ascii, allow_nan, unsorted keys), but no circular-reference markers: an operation's JSON
-is a flat dict of numbers and strings; the same text."""
-
-
-def _step_json(op: ops.Operation) -> str:
-    return "".join(_STEP_ENCODE(op.to_json(), 0))
 
 
 def _collect_trace_garbage() -> None:
@@ -220,7 +202,7 @@ def run_trace(
         for _ in range(MAX_STEPS_PER_EVENT * events):
             if step % GC_STEPS == GC_STEPS - 1:
                 collect_young()
-            builder.add_step(trace, step, _step_json(op))
+            builder.add_step(trace, step, step_json(op))
             pos = builder.add_events(trace, pos, step, batch)
             step += 1
             if pos >= events:

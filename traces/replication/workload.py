@@ -26,8 +26,21 @@ class Workload(SwarmWorkload[ops.Operation]):
         self.next_rid = 0
         self.crashed: set[int] = set()
         self.isolated = False
+        self._choices: dict[tuple[bool, bool], tuple[list[tuple[float, Callable[[], ops.Operation]]], float]] = {}
+        """``choices()`` and the sum of its weights, by the two conditions it depends on (the
+        families are fixed per trace; the rules read the workload's state when they run)."""
 
     def next(self) -> ops.Operation:
+        key = (bool(self.crashed), self.isolated)
+        cached = self._choices.get(key)
+        if cached is None:
+            choices = self.choices()
+            # The sum choose() would compute, in the same order: the same float, the same pick.
+            cached = self._choices[key] = (choices, sum(w for w, _ in choices))
+        return self.choose(*cached)
+
+    def choices(self) -> list[tuple[float, Callable[[], ops.Operation]]]:
+        """The rules enabled now (what crashed and whether a broker is cut off), with their weights."""
         rng = self.rng
         choices: list[tuple[float, Callable[[], ops.Operation]]] = [
             (8.0, self._produce),
@@ -54,7 +67,7 @@ class Workload(SwarmWorkload[ops.Operation]):
             choices.append((1.0, self._heal) if self.isolated else (0.5, self._isolate))
         if "leadership" in f:
             choices.append((1.0, lambda: ops.MoveLeader(broker=rng.randrange(0, self.replicas))))
-        return self.choose(choices)
+        return choices
 
     def _produce(self) -> ops.Operation:
         self.next_rid += 1
