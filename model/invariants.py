@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from kconform.model import delayed, guarantees, log_start, purgatory
+from kconform.model import delayed, guarantees, log_start, purgatory, timer_bounds
 from kconform.model.config import ReplicationConfig
 from kconform.model.guarantees import Invariant as Invariant
 from kconform.model.guarantees import Memo as Memo
@@ -351,47 +351,45 @@ def delayed_triggers_honoured(s: State, cfg: ReplicationConfig) -> Iterator[Viol
         yield Violation("DelayedTriggersHonoured", message)
 
 
-@_register(
+@timer_bounds.reports(
+    _REGISTRY,
     "CrashedBrokerFenced",
     "KRaft broker sessions: BrokerHeartbeatManager.hasValidSession (broker.session.timeout.ms); "
     "QuorumController.rescheduleMaybeFenceStaleBrokers, ReplicationControlManager.maybeFenceOneStaleBroker",
-    lambda s: (s.ghost.late_fences,),
 )
-def crashed_broker_fenced(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+def crashed_broker_fenced(s: State) -> tuple[str, ...]:
     """A broker that crashed is fenced by the controller within broker.session.timeout.ms (plus a
     second's slack for a periodic check) unless it restarted first: its partitions then elect
     another leader instead of waiting for it.
 
     Judged where time passes timer by timer (``State.tracks_fencing``: the lockstep judge); the
     bound is model.fencing's."""
-    for message in s.ghost.late_fences:
-        yield Violation("CrashedBrokerFenced", message)
+    return s.ghost.late_fences
 
 
-@_register(
+@timer_bounds.reports(
+    _REGISTRY,
     "IsrShrinkBounded",
     "ReplicaManager.startup (isr-expiration every replica.lag.time.max.ms / 2); Partition.maybeShrinkIsr, "
     "getOutOfSyncReplicas, isFollowerOutOfSync; ReplicaState.isCaughtUp; KIP-497",
-    lambda s: (s.ghost.late_shrinks,),
 )
-def isr_shrink_bounded(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+def isr_shrink_bounded(s: State) -> tuple[str, ...]:
     """A running leader with no AlterPartition in flight proposes an ISR member out within one
     isr-expiration period after it fell out of sync (replica.lag.time.max.ms without catching up).
 
     Judged where time passes timer by timer (``State.tracks_isr_expiration``: the lockstep judge);
     the bound and its window are model.isr_expiration's."""
-    for message in s.ghost.late_shrinks:
-        yield Violation("IsrShrinkBounded", message)
+    return s.ghost.late_shrinks
 
 
-@_register(
+@timer_bounds.reports(
+    _REGISTRY,
     "FollowerKeepsFetching",
     "AbstractFetcherThread.doWork, processFetchRequest, handlePartitionsWithErrors / delayPartitions "
     "(replica.fetch.backoff.ms, ReplicaFetcherThread); BrokerBlockingSender's NetworkClient (request.timeout.ms), "
     "NetworkClientUtils.sendAndReceive; ReplicaFetcherManager.addFetcherForPartitions",
-    lambda s: (s.ghost.stalled_fetchers,),
 )
-def follower_keeps_fetching(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+def follower_keeps_fetching(s: State) -> tuple[str, ...]:
     """A running follower whose fetcher follows a leader asks it again at once when the fetcher
     starts or an answer to its latest request appended records or truncated its log, within
     replica.fetch.backoff.ms of any other answer, and within request.timeout.ms +
@@ -401,24 +399,22 @@ def follower_keeps_fetching(s: State, cfg: ReplicationConfig) -> Iterator[Violat
     delivery: only the follower's own sending is demanded, never a delivery the network withheld.
     Judged where every request and every timer's time is seen (``State.tracks_fetchers``: the
     lockstep judge); the bound is model.fetch_pacing's."""
-    for message in s.ghost.stalled_fetchers:
-        yield Violation("FollowerKeepsFetching", message)
+    return s.ghost.stalled_fetchers
 
 
-@_register(
+@timer_bounds.reports(
+    _REGISTRY,
     "FollowerBacksOff",
     "AbstractFetcherThread.handlePartitionsWithErrors / delayPartitions (replica.fetch.backoff.ms: "
     '"the amount of time to sleep when fetch partition error occurs"), maybeTruncateToEpochEndOffsets',
-    lambda s: (s.ghost.hasty_fetches,),
 )
-def follower_backs_off(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
+def follower_backs_off(s: State) -> tuple[str, ...]:
     """After an answer with an error, a follower asks its leader again no sooner than
     replica.fetch.backoff.ms later, unless new metadata restarts its fetcher.
 
     Judged where every request is seen (``State.tracks_fetchers``: the lockstep judge);
     model.fetch_pacing records each hasty request when it is sent."""
-    for message in s.ghost.hasty_fetches:
-        yield Violation("FollowerBacksOff", message)
+    return s.ghost.hasty_fetches
 
 
 @_register(

@@ -51,6 +51,7 @@ from kconform.model.state import (
     Replica,
     State,
 )
+from kconform.model.timer_bounds import record_late
 
 # =============================================================================================
 # Controller (KRaft PartitionChangeBuilder, kafka-facts §3.5)
@@ -1013,17 +1014,11 @@ def advance_clock(s: State, now_ms: int, cfg: ReplicationConfig | None = None) -
     if s.tracks_purgatory and _has_parked(s):
         s = purgatory.pass_time(s, now_ms)
     if cfg is not None and s.tracks_isr_expiration:
-        late = isr_expiration.late_members(s, cfg)
-        if late and late != s.ghost.late_shrinks:
-            s = evolve(s, ghost=evolve(s.ghost, late_shrinks=late))
+        s = record_late(s, "late_shrinks", isr_expiration.late_members(s, cfg))
     if s.tracks_fencing:
-        unfenced = fencing.late_fences(s)
-        if unfenced and unfenced != s.ghost.late_fences:
-            s = evolve(s, ghost=evolve(s.ghost, late_fences=unfenced))
+        s = record_late(s, "late_fences", fencing.late_fences(s))
     if cfg is not None and s.fetchers:
-        stalled = fetch_pacing.stalled(s, cfg)
-        if stalled and stalled != s.ghost.stalled_fetchers:
-            s = evolve(s, ghost=evolve(s.ghost, stalled_fetchers=stalled))
+        s = record_late(s, "stalled_fetchers", fetch_pacing.stalled(s, cfg))
     return s
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
-from kconform.model import delayed, guarantees
+from kconform.model import delayed, guarantees, timer_bounds
 from kconform.model import producer_state as P
 from kconform.model import txn_delayed_fetch as D
 from kconform.model import txn_graph as G
@@ -347,37 +347,35 @@ def delayed_fetch_isolation(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
         )
 
 
-@_register(
+@timer_bounds.reports(
+    _REGISTRY,
     "TxnTimeoutAbortBounded",
     "TransactionCoordinator.startup (transaction-abort every "
     "transaction.abort.timed.out.transaction.cleanup.interval.ms), abortTimedOutTransactions; "
     "TransactionStateManager.timedOutTransactions; TransactionMetadata.prepareFenceProducerEpoch; KAFKA-6119",
-    lambda s: (s.ghost.late_aborts,),
 )
-def txn_timeout_abort_bounded(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+def txn_timeout_abort_bounded(s: TxnState) -> tuple[str, ...]:
     """A loaded coordinator rolls a transaction back within one abort-check interval after it
     outlived its transaction.timeout.ms (or after the coordinator loaded it, if later).
 
     Judged where time passes timer by timer (``TxnState.tracks_timeouts``: the lockstep judge);
     the bound and its window are model.txn_timeout's."""
-    for message in s.ghost.late_aborts:
-        yield Violation("TxnTimeoutAbortBounded", message)
+    return s.ghost.late_aborts
 
 
-@_register(
+@timer_bounds.reports(
+    _REGISTRY,
     "ProducerExpiryBounded",
     "UnifiedLog (PeriodicProducerExpirationCheck every producer.id.expiration.check.interval.ms); "
     "ProducerStateManager.removeExpiredProducers, isProducerExpired; KIP-854",
-    lambda s: (s.ghost.late_expiries,),
 )
-def producer_expiry_bounded(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
+def producer_expiry_bounded(s: TxnState) -> tuple[str, ...]:
     """A partition leader drops the state of a producer with no open transaction within one
     expiration-check interval after it was idle for producer.id.expiration.ms.
 
     Judged where time passes timer by timer (``TxnState.tracks_timeouts``: the lockstep judge);
     the bound is model.txn_timeout's."""
-    for message in s.ghost.late_expiries:
-        yield Violation("ProducerExpiryBounded", message)
+    return s.ghost.late_expiries
 
 
 @_register_step("ProducerEpochMonotonic", "KIP-98 epochs; KIP-360; kafka-facts §1.3, §2.1")

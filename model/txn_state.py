@@ -31,6 +31,7 @@ from kconform.model.errors import NONE
 from kconform.model.evolve import evolve
 from kconform.model.frozen_map import FrozenMap
 from kconform.model.records import TopicOffset
+from kconform.model.timer_bounds import record_late
 from kconform.model.txn_config import TxnConfig
 
 __all__ = ["NotEnabled"]
@@ -268,12 +269,8 @@ def advance_clock(s: TxnState, now_ms: int, cfg: TxnConfig | None = None) -> Txn
         raise NotEnabled(f"time goes forward: {s.now_ms} → {now_ms}")
     s = evolve(s, now_ms=now_ms)
     if cfg is not None and s.tracks_timeouts:
-        late_txns = txn_timeout.late_aborts(s.txns, s.coordinators, cfg, now_ms)
-        if late_txns and late_txns != s.ghost.late_aborts:
-            s = evolve(s, ghost=evolve(s.ghost, late_aborts=late_txns))
-        late_producers = txn_timeout.late_expiries(s.partitions, cfg, now_ms)
-        if late_producers and late_producers != s.ghost.late_expiries:
-            s = evolve(s, ghost=evolve(s.ghost, late_expiries=late_producers))
+        s = record_late(s, "late_aborts", txn_timeout.late_aborts(s.txns, s.coordinators, cfg, now_ms))
+        s = record_late(s, "late_expiries", txn_timeout.late_expiries(s.partitions, cfg, now_ms))
     if not s.parked:
         return s
     late = delayed.overdue(s.parked, s.due)
