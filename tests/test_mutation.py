@@ -4,6 +4,7 @@ the import hook, classification, sampling and the equivalent-mutants file. Secon
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import types
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from kconform.ci.benchmarks import mutation as mutation_benchmark
 from kconform.ci.mutation import child, operators, runner
 from kconform.ci.mutation.operators import Mutant, UnknownMutant, after_text, mutate, sites
 
@@ -162,6 +164,19 @@ def test_sampling_is_seeded_per_module() -> None:
     assert [m.module for m in one].count("a") == 3 and [m.module for m in one].count("b") == 3
     assert runner.sample(ms, None, seed=7) == ms
     assert runner.sample(ms, 3, seed=8) != one or len(ms) <= 6
+
+
+def test_same_as_reruns_an_earlier_draw_and_refuses_a_file_that_is_not_one(tmp_path: Path) -> None:
+    ms = sites(SOURCE, "a")
+    drawn = runner.sample(ms, 3, seed=7)
+    out = tmp_path / "before.json"
+    out.write_text(json.dumps({"outcomes": [{"id": m.mid} for m in drawn] + [{"id": "a:gone:drop:0"}]}))
+    assert mutation_benchmark.same_as(ms, out) == (drawn, 4)  # in source order; a vanished id is skipped
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"seed": 7}')
+    with pytest.raises(ValueError, match=r"bad\.json: not an --out file"):
+        mutation_benchmark.same_as(ms, bad)
+    assert mutation_benchmark.main(["--module", "kconform.impl.fetch.messages", "--same-as", str(bad)]) == 2
 
 
 def test_scores_count_detected_over_non_equivalent() -> None:

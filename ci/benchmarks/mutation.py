@@ -2,7 +2,7 @@
 coverage of impl/ the gate reaches (issue 17).
 
 Run: ``python -m kconform.ci.benchmarks.mutation [--per-module 8 | --all] [--seed 7]
-[--examples 200] [--jobs 2] [--timeout 900] [--out mutation.json] [--run-unreached]``.
+[--examples 200] [--jobs 2] [--timeout 900] [--out mutation.json] [--same-as before.json] [--run-unreached]``.
 
 What it does, in one run:
 
@@ -37,14 +37,16 @@ import platform
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
+from kconform.ci.exitcodes import EXIT_ERROR
 from kconform.ci.mutation.child import ROOT, module_path
-from kconform.ci.mutation.operators import after_text
+from kconform.ci.mutation.operators import Mutant, after_text
 from kconform.ci.mutation.runner import (
     DETECTED,
     STATUSES,
@@ -121,6 +123,16 @@ def _compare_engines(console: Console, by_engine: dict[str, list[Outcome]]) -> N
             console.print(f"  differs: {o.mutant.mid} ({pairs})", highlight=False)
 
 
+def same_as(mutants: Sequence[Mutant], path: Path) -> tuple[list[Mutant], int]:
+    """The mutants of ``mutants`` that the earlier ``--out`` file ``path`` classified, in order, and
+    how many that file held; ValueError naming the file when it is not such a file."""
+    try:
+        earlier = {str(o["id"]) for o in json.loads(path.read_text(encoding="utf-8"))["outcomes"]}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"--same-as {path}: not an --out file of this benchmark ({exc!r})") from exc
+    return [m for m in mutants if m.mid in earlier], len(earlier)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m kconform.ci.benchmarks.mutation", description=__doc__.splitlines()[0]
@@ -138,6 +150,13 @@ def main(argv: list[str] | None = None) -> int:
         "--run-unreached", action="store_true", help="also run mutants whose statement the gate never reaches"
     )
     parser.add_argument("--out", type=Path, help="write every outcome as JSON")
+    parser.add_argument(
+        "--same-as",
+        type=Path,
+        metavar="OUT.json",
+        help="run the mutants an earlier --out file classified (those that still exist) instead of a draw: "
+        "the same mutants side by side after the module's code changed (which changes a draw)",
+    )
     parser.add_argument(
         "--engines",
         default="hypothesis",
@@ -158,7 +177,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     modules = args.module or impl_modules()
     mutants = all_mutants(modules)
-    chosen = sample(mutants, None if args.all else args.per_module, args.seed)
+    if args.same_as is not None:
+        try:
+            chosen, earlier = same_as(mutants, args.same_as)
+        except ValueError as exc:
+            console.print(f"[red]{exc}[/red]")
+            return EXIT_ERROR
+        console.print(f"--same-as {args.same_as}: {len(chosen)} of its {earlier} mutants still exist")
+    else:
+        chosen = sample(mutants, None if args.all else args.per_module, args.seed)
     equivalents = load_equivalents(EQUIVALENTS)
     with tempfile.TemporaryDirectory(prefix="kconform-mutation-") as tmp:
         data = Path(tmp) / "coverage.data"
@@ -182,7 +209,13 @@ def main(argv: list[str] | None = None) -> int:
     console.print(cov_table)
     console.print(
         f"{len(mutants)} mutants in {len(set(m.module for m in mutants))} modules; "
-        + ("all run" if args.all else f"{len(chosen)} drawn ({args.per_module} per module, random.Random({args.seed}))")
+        + (
+            "all run"
+            if args.all
+            else f"{len(chosen)} of {args.same_as}"
+            if args.same_as is not None
+            else f"{len(chosen)} drawn ({args.per_module} per module, random.Random({args.seed}))"
+        )
     )
 
     def progress(o: Outcome) -> None:
