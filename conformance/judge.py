@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from kconform.conformance.coverage import outcome_key
 from kconform.traces import events as ev
+from kconform.traces.operations import Operation
 
 NON_CONFORMANCE = "non-conformance"
 INVARIANT_VIOLATION = "invariant-violation"
@@ -194,6 +195,13 @@ class LockstepJudge(Generic[S, Cfg]):
         if self._counts_more:
             self.count_coverage(event, pre)
         return self._check_invariants(pre, self.state, event)
+
+    def operation_done(self, op: Operation) -> list[Finding]:
+        """Findings about operation ``op`` as a whole, asked after every event it caused was judged
+        without a failure: whether the implementation did what an operation of the environment asks
+        (a slice's harness stand-ins: the fetch-session slice's AdvanceHw, appends, leadership moves),
+        judged against the judge's model state. None unless a slice says otherwise."""
+        return []
 
     def _check_invariants(self, pre: S, post: S, event: ev.Event) -> list[Finding]:
         self._checked_events += 1

@@ -127,12 +127,18 @@ class LockstepRun:
             raise AdapterError(f"{what()} returned {type(result).__name__}, not a list of events")
         return result
 
+    def _verdicts(self, op: Operation, events: list[Event]) -> Iterator[list[Finding]]:
+        """The findings of each event in turn, then those of the operation as a whole
+        (``operation_done``), asked for only while nothing before them failed."""
+        observe = self.judge.observe
+        for e in events:
+            yield observe(e)
+        yield self.judge.operation_done(op)
+
     def _judge(self, op: Operation, events: list[Event]) -> StepRecord:
         findings: list[Finding] = []
         if self.failure is None:
-            observe = self.judge.observe
-            for e in events:
-                found = observe(e)
+            for found in self._verdicts(op, events):
                 if not found:
                     continue
                 findings.extend(found)

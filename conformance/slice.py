@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, Required, TypedDict, T
 
 from kconform.impl.mutants import mutants_of
 from kconform.traces.events import Event
+from kconform.traces.operations import Operation
 
 if TYPE_CHECKING:
     from kconform.conformance.adapter import Adapter
@@ -51,6 +52,8 @@ class SliceJudge(Protocol):
     def state(self) -> Any: ...
 
     def observe(self, e: Event) -> list[Finding]: ...
+
+    def operation_done(self, op: Operation) -> list[Finding]: ...
 
 
 @dataclass(frozen=True)

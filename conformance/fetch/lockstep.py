@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kconform.conformance.judge import LockstepJudge, compare, only_clock_moved
+from kconform.conformance.fetch.environment import unhonoured
+from kconform.conformance.judge import NON_CONFORMANCE, Finding, LockstepJudge, compare, only_clock_moved
 from kconform.model import fetch_invariants as I
 from kconform.model import fetch_session as FS
 from kconform.model import fetch_state as S
@@ -20,6 +21,7 @@ from kconform.model.fetch_state import FetchState
 from kconform.model.invariants import Violation
 from kconform.model.not_enabled import NotEnabled
 from kconform.traces import events as ev
+from kconform.traces.operations import Operation
 
 
 def _client(node: int) -> int:
@@ -61,6 +63,8 @@ class FetchJudge(LockstepJudge[FetchState, FetchConfig]):
 
     def __init__(self, cfg: FetchConfig, checked: frozenset[str] | None = None) -> None:
         super().__init__(cfg, checked, S.initial_state(cfg))
+        self._op_start = self.state
+        """The model state when the current operation began (operation_done)."""
         self.handlers = {
             ev.ClockAdvanced: lambda e: S.advance_clock(self.state, e.now_ms),
             ev.RecordsAppended: lambda e: S.append(self.state, e.partition, e.rids, e.pid, e.txn, e.commit),
@@ -88,6 +92,15 @@ class FetchJudge(LockstepJudge[FetchState, FetchConfig]):
 
     def find_violations(self, pre: FetchState, post: FetchState) -> Sequence[Violation]:
         return I.check_state(post, self.cfg, self.checked)
+
+    def operation_done(self, op: Operation) -> list[Finding]:
+        """The environment's operations did to the model what they ask (conformance.fetch.environment):
+        a harness stand-in that skips or bends one is non-conformance named after the operation."""
+        pre, self._op_start = self._op_start, self.state
+        why = unhonoured(op, pre, self.state)
+        if not why:
+            return []
+        return [Finding(NON_CONFORMANCE, op.kind, f"the operation was not done as asked: {why}")]
 
     def coverage_key(self, event: ev.Event) -> str:
         """Session outcomes count with their error: ``session_fetch_handled:error:INVALID_FETCH_SESSION_EPOCH``."""

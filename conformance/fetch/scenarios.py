@@ -66,6 +66,39 @@ _OLD_BUSY_SESSIONS = (
 session is idle past the eviction time but both are older than it; then consumer 0 (unprivileged,
 two partitions) arrives and evicts consumer 1's session, the smallest of evictableByAll."""
 
+_MOVES_REACH_THE_SESSION = (
+    *_assign(0, "t-0", "t-1"),
+    o.AppendRecords(partition="t-0", count=3, txn=0),
+    o.AdvanceHw(partition="t-0", offset=0),
+    *_fetch(0),
+    o.AdvanceHw(partition="t-0", offset=1),
+    *_fetch(0),
+    o.AdvanceHw(partition="t-0", offset=0),
+    o.AdvanceHw(partition="t-0", offset=-1),
+    *_fetch(0),
+    o.AppendRecords(partition="t-1", count=1, txn=1),
+    o.AppendRecords(partition="t-1", count=20, txn=2),
+    o.AdvanceHw(partition="t-1", offset=-1),
+    *_fetch(0),
+    o.DeleteRecords(partition="t-0", offset=9),
+    *_fetch(0),
+    o.DeleteRecords(partition="t-0", offset=2),
+    o.ToggleLeadership(partition="t-1"),
+    *_fetch(0),
+    o.ToggleLeadership(partition="t-1"),
+    *_fetch(0),
+    o.Bounce(broker=BROKER),
+    *_fetch(0),
+    o.CloseSession(client=0),
+    *_fetch(0),
+)
+"""Consumer 0's session of t-0 and t-1 while the partitions change under it: appends (plain,
+committed, aborted; up to the largest batch an operation may ask for), the HW moved to an offset
+below it, to 1 and to the LEO, the log start moved to the HW and then not back, leadership moved
+away and back; then the broker restarts and the consumer closes. Every change of HW, log start or
+error must reach the session's next incremental answer, and the judge checks that each operation
+did what it asks (conformance.fetch.environment)."""
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -107,6 +140,13 @@ SCENARIOS: dict[str, Scenario] = {
             "smallest such",
             (),
             _OLD_BUSY_SESSIONS,
+        ),
+        Scenario(
+            "partition-moves-reach-the-session",
+            "KIP-227 (CachedPartition.maybeUpdateResponseData): a partition whose HW, log start or error "
+            "changed is in the session's next incremental answer, whatever moved it",
+            (),
+            _MOVES_REACH_THE_SESSION,
         ),
     )
 }

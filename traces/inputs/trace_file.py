@@ -35,7 +35,7 @@ from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, Event
 from kconform.traces.inputs import jsontext, limits, references
 from kconform.traces.inputs.config import parse_config
 from kconform.traces.inputs.schemacheck import SchemaProblem, check_def
-from kconform.traces.operations import Boot, operation_from_json
+from kconform.traces.operations import OPERATION_TYPES, Boot, operation_from_json
 
 if TYPE_CHECKING:
     from kconform.traces.counterexample import Counterexample, Step
@@ -177,8 +177,13 @@ def _header(f: _File, header: dict[str, Any]) -> tuple[AnyConfig, dict[str, Any]
         known = (verdict["name"], *verdict.get("invariants", ()))
     if verdict["kind"] == "invariant-violation" and verdict["name"] not in known:
         f.fail(1, "verdict.name", f"unknown invariant {verdict['name']!r} in this slice (known: {', '.join(known)})")
-    if verdict["kind"] == "non-conformance" and verdict["name"] not in EVENT_TYPES:
-        f.fail(1, "verdict.name", f"{verdict['name']!r} is not an event kind (a non-conformance names the handler)")
+    if verdict["kind"] == "non-conformance" and verdict["name"] not in EVENT_TYPES.keys() | OPERATION_TYPES.keys():
+        f.fail(
+            1,
+            "verdict.name",
+            f"{verdict['name']!r} is not an event or operation kind (a non-conformance names the handler, "
+            "or the operation not done as asked)",
+        )
     unknown = sorted(set(verdict.get("invariants", ())) - set(known))
     if unknown:
         f.fail(1, "verdict.invariants", f"unknown invariant(s) {unknown} in this slice (known: {', '.join(known)})")

@@ -1,0 +1,97 @@
+"""Did the implementation do what the environment's operations ask? The fetch-session slice's
+harness stand-ins (the partitions' appends, HW, log start and leadership; the broker's restart; the
+consumers' assignments, polls and closes) judged against the judge's model state after each
+operation (conformance.judge.LockstepJudge.operation_done).
+
+Each operation of traces.operations says what it does to the cluster; the events it causes move the
+model, so after the operation the model must show that effect. A stand-in that skips or bends an
+operation (an AdvanceHw that leaves the HW where it was, an append of the wrong size, a leadership
+move that never happens) otherwise only makes the run a different, valid one, and the bugs the
+search meant to provoke with the operation go unprovoked without anyone knowing.
+
+Guarantee: ``unhonoured`` names an operation only when the model state after it lacks the effect
+the operation's docstring promises from the state before it; operations of the shared machine
+(deliver, drop, clock) and operations that the docstring says are ignored are never named.
+"""
+
+from __future__ import annotations
+
+from kconform.model import txn_partition as T
+from kconform.model.fetch_config import BROKER
+from kconform.model.fetch_state import NO_MSG, FetchState
+from kconform.model.records import NO_CONTROL
+from kconform.traces import operations as ops
+from kconform.traces.inputs.limits import OPERATION_RULES, Range
+
+_COUNTS, _KINDS = OPERATION_RULES[("append_records", "count")], OPERATION_RULES[("append_records", "txn")]
+assert isinstance(_COUNTS, Range) and isinstance(_KINDS, Range)
+"""What an append may ask for (the operation's input contract); the harness ignores anything else."""
+
+
+def unhonoured(op: ops.Operation, pre: FetchState, post: FetchState) -> str:
+    """Why the model state ``post`` after ``op`` lacks the effect ``op`` asks for from ``pre``; ''
+    when it has it (or ``op`` is not one of the slice's environment operations)."""
+    if isinstance(op, ops.AdvanceHw | ops.AppendRecords | ops.DeleteRecords | ops.ToggleLeadership):
+        return _partition_op(op, pre, post)
+    if isinstance(op, ops.Bounce):
+        lost = op.broker != BROKER or not post.cache.sessions
+        return "" if lost else f"the broker restarted but {len(post.cache.sessions)} fetch sessions survived its cache"
+    if isinstance(op, ops.Assign | ops.Poll | ops.CloseSession):
+        return _client_op(op, pre, post)
+    return ""
+
+
+def _partition_op(
+    op: ops.AdvanceHw | ops.AppendRecords | ops.DeleteRecords | ops.ToggleLeadership, pre: FetchState, post: FetchState
+) -> str:
+    before, after = pre.logs.get(op.partition), post.logs.get(op.partition)
+    if before is None or after is None:
+        return ""
+    p, q = before.part, after.part
+    if isinstance(op, ops.AdvanceHw):
+        target = p.leo if op.offset < 0 else min(max(op.offset, p.hw), p.leo)
+        return "" if q.hw == target else f"{op.partition}: HW {p.hw} → {q.hw}, asked for {target} (LEO {p.leo})"
+    if isinstance(op, ops.DeleteRecords):
+        target = max(before.log_start, min(op.offset, p.hw))
+        if after.log_start == target:
+            return ""
+        return f"{op.partition}: log start {before.log_start} → {after.log_start}, asked for {target} (HW {p.hw})"
+    if isinstance(op, ops.ToggleLeadership):
+        return "" if after.leading != before.leading else f"{op.partition}: leadership stayed {before.leading}"
+    return _appended(op, before.part, after.part)
+
+
+def _appended(op: ops.AppendRecords, p: T.Partition, q: T.Partition) -> str:
+    valid = op.count in _COUNTS and op.txn in _KINDS
+    new = q.log[p.leo :]
+    data = [r for r in new if r.control == NO_CONTROL]
+    markers = len(new) - len(data)
+    aborted = len(q.aborted_index) - len(p.aborted_index)
+    want = (op.count, int(op.txn != 0), int(op.txn == 2), op.txn != 0) if valid else (0, 0, 0, False)
+    got = (len(data), markers, aborted, bool(data) and all(r.txn for r in data))
+    if got == want:
+        return ""
+    return (
+        f"{op.partition}: appended {got[0]} records, {got[1]} markers, {got[2]} aborted transactions "
+        f"(transactional: {got[3]}); asked for {want[0]}, {want[1]}, {want[2]} ({want[3]})"
+    )
+
+
+def _client_op(op: ops.Assign | ops.Poll | ops.CloseSession, pre: FetchState, post: FetchState) -> str:
+    before, after = pre.clients.get(op.client), post.clients.get(op.client)
+    if before is None or after is None:
+        return ""
+    if isinstance(op, ops.Assign):
+        if op.partition not in pre.logs or (op.partition in after.assigned) == op.assigned:
+            return ""
+        verb = "add" if op.assigned else "drop"
+        return f"client {op.client}: assignment {after.assigned}, asked to {verb} {op.partition}"
+    sent = len(post.sent) - len(pre.sent)
+    if isinstance(op, ops.Poll):
+        if before.in_flight != NO_MSG or sent == 1:
+            return ""
+        return f"client {op.client} polled with nothing in flight and sent {sent} requests, not one"
+    return "" if sent == 1 else f"client {op.client} closed and sent {sent} requests, not its close request"
+
+
+__all__ = ["unhonoured"]
