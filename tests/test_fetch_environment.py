@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from kconform.conformance.fetch.environment import unhonoured
-from kconform.conformance.fetch.scenarios import SCENARIOS
+from kconform.conformance.fetch.scenarios import SCENARIOS, Scenario
 from kconform.conformance.judge import NON_CONFORMANCE
 from kconform.conformance.scenarios import run_scenario
 from kconform.impl.fetch import cluster as C
@@ -93,3 +93,32 @@ def test_log_start_and_leadership_moves() -> None:
     away = S.leadership_changed(s, "t-0", False)
     assert unhonoured(o.ToggleLeadership("t-0"), s, away) == ""
     assert "stayed True" in unhonoured(o.ToggleLeadership("t-0"), s, s)
+
+
+def test_an_answer_that_never_leaves_the_broker_is_named_after_a_run_and_a_lost_one_is_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A broker that reports its answer (SessionFetchHandled) but never sends it: after a Run (a
+    healthy network) the client still waits for it. A Drop or a Bounce may have lost an answer:
+    the requests sent before one are exempt (near miss: the clean zoo drops nothing, so a dropped
+    answer is planted with a Drop)."""
+    from kconform.impl.messages import Payload
+    from kconform.impl.network import Network
+    from kconform.model.fetch_config import BROKER
+
+    ops = (o.Assign(client=0, partition="t-0", assigned=True), o.Poll(client=0), o.Run(ms=300))
+    lost: tuple[o.Operation, ...] = (*ops[:2], o.Deliver(index=0), o.Drop(index=0), o.Run(ms=300))
+    clean = run_scenario(C.FetchCluster(), Scenario("lost", "near miss", (), lost), CFG, frozenset())
+    assert clean.failure is None, clean.failure
+    assert any(e.kind == "session_fetch_handled" for st in clean.steps for e in st.events)
+    real_send = Network.send
+
+    def mute(self: Network, src: int, dst: int, payload: Payload) -> int:
+        return -1 if src == BROKER else real_send(self, src, dst, payload)
+
+    monkeypatch.setattr(Network, "send", mute)
+    run = run_scenario(C.FetchCluster(), Scenario("mute", "planted", (), ops), CFG, frozenset())
+    assert run.failure is not None and run.failure.name == "run", run.failure
+    assert "no answer reached the client" in run.failure.message
+    run = run_scenario(C.FetchCluster(), Scenario("lost", "near miss", (), lost), CFG, frozenset())
+    assert run.failure is None, run.failure  # the Drop may have taken it: exempt

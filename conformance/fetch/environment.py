@@ -28,6 +28,41 @@ assert isinstance(_COUNTS, Range) and isinstance(_KINDS, Range)
 """What an append may ask for (the operation's input contract); the harness ignores anything else."""
 
 
+class Environment:
+    """What the judge keeps between operations: the model state when the current operation began,
+    and the newest request an answer to which may have been lost (a Drop of any message, or a Bounce,
+    since it was sent)."""
+
+    def __init__(self, start: FetchState) -> None:
+        self.start = start
+        self.lossy_upto = NO_MSG
+
+    def done(self, op: ops.Operation, post: FetchState) -> str:
+        """``unhonoured`` for ``op`` from the state when it began to ``post``; for a Run (a healthy
+        network), also every answer the broker gave to a request still in flight must have reached
+        its client, unless a Drop or a Bounce may have lost it (``undelivered``)."""
+        pre, self.start = self.start, post
+        if isinstance(op, ops.Drop | ops.Bounce):
+            self.lossy_upto = max(post.sent.keys(), default=NO_MSG)
+        why = unhonoured(op, pre, post)
+        if not why and isinstance(op, ops.Run):
+            why = undelivered(post, self.lossy_upto)
+        return why
+
+
+def undelivered(s: FetchState, lossy_upto: int) -> str:
+    """Which answer the broker gave (``FetchState.answers``) to a request its client still has in
+    flight, newer than ``lossy_upto``: after a Run every message in flight was delivered
+    (traces.operations.Run), so that answer never left the broker. '' when there is none."""
+    for c, client in s.clients.items():
+        m = client.in_flight
+        if m != NO_MSG and m > lossy_upto and m in s.answers:
+            return (
+                f"the broker answered request {m} of client {c}, but no answer reached the client in a healthy network"
+            )
+    return ""
+
+
 def unhonoured(op: ops.Operation, pre: FetchState, post: FetchState) -> str:
     """Why the model state ``post`` after ``op`` lacks the effect ``op`` asks for from ``pre``; ''
     when it has it (or ``op`` is not one of the slice's environment operations)."""
@@ -94,4 +129,4 @@ def _client_op(op: ops.Assign | ops.Poll | ops.CloseSession, pre: FetchState, po
     return "" if sent == 1 else f"client {op.client} closed and sent {sent} requests, not its close request"
 
 
-__all__ = ["unhonoured"]
+__all__ = ["Environment", "undelivered", "unhonoured"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kconform.conformance.fetch.environment import unhonoured
+from kconform.conformance.fetch.environment import Environment
 from kconform.conformance.judge import NON_CONFORMANCE, Finding, LockstepJudge, compare, only_clock_moved
 from kconform.model import fetch_invariants as I
 from kconform.model import fetch_session as FS
@@ -63,8 +63,7 @@ class FetchJudge(LockstepJudge[FetchState, FetchConfig]):
 
     def __init__(self, cfg: FetchConfig, checked: frozenset[str] | None = None) -> None:
         super().__init__(cfg, checked, S.initial_state(cfg))
-        self._op_start = self.state
-        """The model state when the current operation began (operation_done)."""
+        self._environment = Environment(self.state)
         self.handlers = {
             ev.ClockAdvanced: lambda e: S.advance_clock(self.state, e.now_ms),
             ev.RecordsAppended: lambda e: S.append(self.state, e.partition, e.rids, e.pid, e.txn, e.commit),
@@ -96,8 +95,7 @@ class FetchJudge(LockstepJudge[FetchState, FetchConfig]):
     def operation_done(self, op: Operation) -> list[Finding]:
         """The environment's operations did to the model what they ask (conformance.fetch.environment):
         a harness stand-in that skips or bends one is non-conformance named after the operation."""
-        pre, self._op_start = self._op_start, self.state
-        why = unhonoured(op, pre, self.state)
+        why = self._environment.done(op, self.state)
         if not why:
             return []
         return [Finding(NON_CONFORMANCE, op.kind, f"the operation was not done as asked: {why}")]

@@ -99,6 +99,22 @@ away and back; then the broker restarts and the consumer closes. Every change of
 error must reach the session's next incremental answer, and the judge checks that each operation
 did what it asks (conformance.fetch.environment)."""
 
+_AT_THE_EVICTION_TIME = (
+    *_assign(0, "t-0"),
+    *_assign(1, "t-1"),
+    *_assign(2, "t-2"),
+    *_fetch(0),
+    *_fetch(2),
+    o.Advance(ms=120_000 - 600),
+    *_fetch(1),
+    *_fetch(1),
+)
+"""Consumer 0's session (created at 0 ms) and follower 2's (at 300 ms) hold both slots, neither
+older than the eviction time at its last touch; consumer 1 asks for a session exactly 120,000 ms
+(the eviction time) after consumer 0's last use, and again 300 ms later: the first finds no session
+idle for *more* than the eviction time and nothing evictable (no slot), the second evicts consumer
+0's."""
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -106,7 +122,12 @@ SCENARIOS: dict[str, Scenario] = {
             "second-fetch-in-flight",
             "KAFKA-8052: a fetch sent before the previous answer was handled reuses the session epoch",
             ("fetch-before-response",),
-            (*_assign(0, "t-0"), *_fetch(0), o.Poll(client=0), o.Poll(client=0), o.Run(ms=300)),
+            (
+                *_assign(0, "t-0"),
+                *(o.Poll(client=0), o.Poll(client=0), o.Run(ms=300)),  # the run's first message: id 0
+                *_fetch(0),
+                *(o.Poll(client=0), o.Poll(client=0), o.Run(ms=300)),
+            ),
         ),
         Scenario(
             "forget-a-partition",
@@ -140,6 +161,13 @@ SCENARIOS: dict[str, Scenario] = {
             "smallest such",
             (),
             _OLD_BUSY_SESSIONS,
+        ),
+        Scenario(
+            "evict-at-the-eviction-time",
+            "KIP-227 (FetchSessionCacheShard.tryEvict: lastUsed idle for more than evictionMs, a strict "
+            "bound): a session idle for exactly the eviction time is not evicted by time",
+            (),
+            _AT_THE_EVICTION_TIME,
         ),
         Scenario(
             "partition-moves-reach-the-session",
