@@ -119,6 +119,21 @@ def test_an_answer_that_never_leaves_the_broker_is_named_after_a_run_and_a_lost_
     monkeypatch.setattr(Network, "send", mute)
     run = run_scenario(C.FetchCluster(), Scenario("mute", "planted", (), ops), CFG, frozenset())
     assert run.failure is not None and run.failure.name == "run", run.failure
-    assert "no answer reached the client" in run.failure.message
+    assert "the answer never reached the client" in run.failure.message
     run = run_scenario(C.FetchCluster(), Scenario("lost", "near miss", (), lost), CFG, frozenset())
     assert run.failure is None, run.failure  # the Drop may have taken it: exempt
+
+
+def test_a_broker_nobody_can_reach_is_named_after_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """FetchSimulation.node without the broker: requests are never delivered, so never answered;
+    after a Run the client still waits (the census survivor node:drop)."""
+    real = C.FetchSimulation.node
+
+    def node(self: C.FetchSimulation, address: int) -> object:
+        return None if address == 0 else real(self, address)
+
+    monkeypatch.setattr(C.FetchSimulation, "node", node)
+    ops = (o.Assign(client=0, partition="t-0", assigned=True), o.Poll(client=0), o.Run(ms=300))
+    run = run_scenario(C.FetchCluster(), Scenario("deaf", "planted", (), ops), CFG, frozenset())
+    assert run.failure is not None and run.failure.name == "run", run.failure
+    assert "never answered it" in run.failure.message

@@ -39,8 +39,8 @@ class Environment:
 
     def done(self, op: ops.Operation, post: FetchState) -> str:
         """``unhonoured`` for ``op`` from the state when it began to ``post``; for a Run (a healthy
-        network), also every answer the broker gave to a request still in flight must have reached
-        its client, unless a Drop or a Bounce may have lost it (``undelivered``)."""
+        network), also no client may still wait for a request, unless a Drop or a Bounce since it
+        was sent may have lost it or its answer (``undelivered``)."""
         pre, self.start = self.start, post
         if isinstance(op, ops.Drop | ops.Bounce):
             self.lossy_upto = max(post.sent.keys(), default=NO_MSG)
@@ -51,15 +51,15 @@ class Environment:
 
 
 def undelivered(s: FetchState, lossy_upto: int) -> str:
-    """Which answer the broker gave (``FetchState.answers``) to a request its client still has in
-    flight, newer than ``lossy_upto``: after a Run every message in flight was delivered
-    (traces.operations.Run), so that answer never left the broker. '' when there is none."""
+    """Which client still waits for a request newer than ``lossy_upto`` after a Run: a Run delivers
+    every message in flight (traces.operations.Run), so the request reached the broker, was answered
+    and the answer reached the client, unless the request or the answer never left its sender.
+    '' when no client waits."""
     for c, client in s.clients.items():
         m = client.in_flight
-        if m != NO_MSG and m > lossy_upto and m in s.answers:
-            return (
-                f"the broker answered request {m} of client {c}, but no answer reached the client in a healthy network"
-            )
+        if m != NO_MSG and m > lossy_upto:
+            answered = "answered it, but the answer never reached the client" if m in s.answers else "never answered it"
+            return f"client {c} still waits for request {m} after a healthy-network run: the broker {answered}"
     return ""
 
 
