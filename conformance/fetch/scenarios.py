@@ -115,6 +115,38 @@ older than the eviction time at its last touch; consumer 1 asks for a session ex
 idle for *more* than the eviction time and nothing evictable (no slot), the second evicts consumer
 0's."""
 
+_DUPLICATED_REQUEST = (
+    *_assign(0, "t-0"),
+    o.AppendRecords(partition="t-0", count=2, txn=0),
+    o.AdvanceHw(partition="t-0", offset=-1),
+    *_fetch(0),
+    o.Poll(client=0),
+    o.Duplicate(index=0),
+    o.Run(ms=300),
+    *_fetch(0),
+    o.Poll(client=0),
+    o.Duplicate(index=0),
+    o.Drop(index=1),
+    o.Run(ms=300),
+    *_fetch(0),
+)
+"""Consumer 0's incremental request is duplicated on the way (a retry): the copy is handled first and
+moves the session's epoch, so the original arrives with a stale epoch and is refused; the client
+uses the first answer and ignores the second, and its next request is incremental again. Then once
+more with the copy's answer lost: the client gets the refusal and falls back to a full request."""
+
+_UNASSIGNED_IN_FLIGHT = (
+    *_assign(0, "t-0", "t-1"),
+    o.AppendRecords(partition="t-0", count=2, txn=0),
+    o.AdvanceHw(partition="t-0", offset=-1),
+    o.Poll(client=0),
+    o.Assign(client=0, partition="t-0", assigned=False),
+    o.Run(ms=300),
+    *_fetch(0),
+)
+"""Consumer 0 loses t-0 while a request for it is in flight; the answer's records of t-0 reach no
+one, and the next request forgets t-0."""
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -168,6 +200,20 @@ SCENARIOS: dict[str, Scenario] = {
             "bound): a session idle for exactly the eviction time is not evicted by time",
             (),
             _AT_THE_EVICTION_TIME,
+        ),
+        Scenario(
+            "duplicated-incremental-request",
+            "KIP-227 (FetchManager.newContext: a session's epoch must match, else INVALID_FETCH_SESSION_EPOCH; "
+            "FetchSessionHandler.handleResponse falls back to a full request only on its own request's error)",
+            (),
+            _DUPLICATED_REQUEST,
+        ),
+        Scenario(
+            "unassigned-while-in-flight",
+            "Fetcher / FetchCollector: data for a partition no longer assigned when the answer arrives is "
+            "dropped, not delivered",
+            (),
+            _UNASSIGNED_IN_FLIGHT,
         ),
         Scenario(
             "partition-moves-reach-the-session",
