@@ -137,3 +137,15 @@ def test_a_broker_nobody_can_reach_is_named_after_a_run(monkeypatch: pytest.Monk
     run = run_scenario(C.FetchCluster(), Scenario("deaf", "planted", (), ops), CFG, frozenset())
     assert run.failure is not None and run.failure.name == "run", run.failure
     assert "never answered it" in run.failure.message
+
+
+def test_a_request_answered_across_a_restart_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Bounce that keeps the messages in flight (FetchSimulation.apply_slice without
+    network.set_down, a census survivor): the request in flight at the restart is answered by the
+    restarted broker. The reference loses it (request-lost-in-a-restart conforms, the near miss)."""
+    from kconform.impl.network import Network
+
+    monkeypatch.setattr(Network, "set_down", lambda self, node: None)
+    run = run_scenario(C.FetchCluster(), SCENARIOS["request-lost-in-a-restart"], CFG, frozenset())
+    assert run.failure is not None and run.failure.verdict == NON_CONFORMANCE, run.failure
+    assert "answered after the restart" in run.failure.message, run.failure

@@ -36,6 +36,10 @@ class Environment:
     def __init__(self, start: FetchState) -> None:
         self.start = start
         self.lossy_upto = NO_MSG
+        self.restart_upto = NO_MSG
+        """The newest request sent before the broker's latest restart."""
+        self.answered_then: dict[int, int] = {}
+        """How often each request up to ``restart_upto`` had been answered at that restart."""
 
     def done(self, op: ops.Operation, post: FetchState) -> str:
         """``unhonoured`` for ``op`` from the state when it began to ``post``; for a Run (a healthy
@@ -44,10 +48,24 @@ class Environment:
         pre, self.start = self.start, post
         if isinstance(op, ops.Drop | ops.Bounce):
             self.lossy_upto = max(post.sent.keys(), default=NO_MSG)
+        if isinstance(op, ops.Bounce) and op.broker == BROKER:
+            self.restart_upto = self.lossy_upto
+            self.answered_then = {m: len(a) for m, a in post.answers.items()}
         why = unhonoured(op, pre, post)
         if not why and isinstance(op, ops.Run):
             why = undelivered(post, self.lossy_upto)
+        if not why and self.restart_upto != NO_MSG and post.answers is not pre.answers:
+            why = self._answered_across_restart(post)
         return why
+
+    def _answered_across_restart(self, post: FetchState) -> str:
+        """A request sent before the broker's latest restart answered after it: a restart loses
+        every message in flight to or from the broker (traces.operations.Bounce; a real broker's
+        connections break with its process)."""
+        for m, answers in post.answers.items():
+            if m <= self.restart_upto and len(answers) > self.answered_then.get(m, 0):
+                return f"request {m}, in flight when the broker restarted, was answered after the restart"
+        return ""
 
 
 def undelivered(s: FetchState, lossy_upto: int) -> str:

@@ -216,6 +216,22 @@ SCENARIOS: dict[str, Scenario] = {
             _UNASSIGNED_IN_FLIGHT,
         ),
         Scenario(
+            "request-lost-in-a-restart",
+            "KIP-227 with a broker restart: a request in flight when the broker restarts is lost with its "
+            "connection; the client times out (request.timeout.ms, FetchSessionHandler.handleError) and "
+            "starts over with a full request",
+            (),
+            (
+                *_assign(0, "t-0"),
+                *_fetch(0),
+                o.Poll(client=0),
+                o.Bounce(broker=BROKER),
+                o.Advance(ms=31_000),
+                *_fetch(0),
+                *_fetch(0),
+            ),
+        ),
+        Scenario(
             "partition-moves-reach-the-session",
             "KIP-227 (CachedPartition.maybeUpdateResponseData): a partition whose HW, log start or error "
             "changed is in the session's next incremental answer, whatever moved it",
