@@ -15,6 +15,8 @@ from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.ci.gate import run_gate
 from kconform.ci.options import GateOptions, ReplayOptions
 from kconform.conformance.hunt import run_campaign
+from kconform.conformance.machine import RunLog
+from kconform.conformance.runner import LockstepRun
 from kconform.impl import ReferenceCluster
 from kconform.impl.mutants import config_for
 from kconform.model.config import Protocol, ReplicationConfig
@@ -198,3 +200,27 @@ def test_random_search_keeps_broad_handler_coverage(tmp_path: Path) -> None:
     console = _console()
     options = GateOptions(ReplicationConfig(), examples=150, seed=1, out=tmp_path, progress=False, min_coverage=60.0)
     assert run_gate(options, console) == EXIT_PASS, console.export_text()
+
+
+@pytest.mark.parametrize("shrink", [False, True])
+def test_an_unshrunk_campaign_ends_at_its_first_failing_run(shrink: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without shrinking (mutation testing), the Hypothesis campaign ends with the first failing
+    run: exactly one failing run is judged (Hypothesis would otherwise finish its target phase's
+    hill climb and replay the failure once more). Near miss: with shrinking, the shrinker's runs
+    fail too."""
+    failing = [0]
+    absorb = RunLog.absorb
+
+    def counting(log: RunLog, run: LockstepRun) -> None:
+        failing[0] += run.failure is not None
+        absorb(log, run)
+
+    monkeypatch.setattr(RunLog, "absorb", counting)
+    cfg = ReplicationConfig()
+    result = run_campaign(
+        lambda: ReferenceCluster(), cfg, frozenset({"no-epoch-fencing"}), seed=1, examples=50, zoo=False, shrink=shrink
+    )
+    assert result.failure is not None and result.failure.failure is not None
+    assert (failing[0] == 1) is not shrink, f"{failing[0]} failing runs judged"
+    if not shrink:
+        assert result.examples == result.log.runs, "the campaign ended with the failing run"
