@@ -24,7 +24,14 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
-from kconform.ci.options import DEFAULT_OUT_DIR, IMPLEMENTATIONS, ExploreOptions, GateOptions, ReplayOptions
+from kconform.ci.options import (
+    DEFAULT_OUT_DIR,
+    GATE_ENGINE,
+    IMPLEMENTATIONS,
+    ExploreOptions,
+    GateOptions,
+    ReplayOptions,
+)
 from kconform.conformance import registry
 from kconform.conformance.hunt import ENGINES
 from kconform.model.actions import SearchBounds
@@ -151,9 +158,9 @@ def _parser() -> _Parser:
     gate.add_argument(
         "--engine",
         choices=ENGINES,
-        default=ENGINES[0],
-        help="random search by Hypothesis (default: targeting, Hypothesis' shrinker) or by a seeded random walk "
-        "over the same rules (walk: about twice the operations per CPU-second, its own shrinker; docs/benchmarks.md)",
+        default=GATE_ENGINE,
+        help="random search by a seeded random walk over the slice's rules (walk, the default: 2-3x the events per "
+        "CPU-second, its own shrinker) or by Hypothesis (targeting, Hypothesis' shrinker; docs/benchmarks.md)",
     )
     gate.add_argument(
         "--jobs",

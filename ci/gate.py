@@ -1,6 +1,7 @@
 """The conformance gate: a budgeted lockstep campaign with a verdict, files and tables.
 
-``kconform gate`` runs Hypothesis campaigns against an implementation and exits 0 (pass),
+``kconform gate`` runs campaigns (the zoo, then random search by the seeded walk, or by Hypothesis
+with ``--engine hypothesis``: conformance.hunt) against an implementation and exits 0 (pass),
 1 (non-conformance or invariant violation found) or 2 (harness or input error). A failure is
 shrunk, printed as a program and written as a counterexample file. ``--self-check`` runs one
 campaign per mutant of the reference implementation and fails unless every mutant is caught and

@@ -30,9 +30,9 @@ from kconform.model.configs import AnyConfig
 
 ROUND_EXAMPLES = 100
 ENGINES = ("hypothesis", "walk")
-"""How a campaign's random search runs: Hypothesis' stateful testing (the default: targeting,
-shrinking by Hypothesis) or the seeded random walk over the same machine (conformance.walk:
-no Hypothesis per step, its own shrinker)."""
+"""How a campaign's random search runs: Hypothesis' stateful testing (targeting, shrinking by
+Hypothesis; ``run_campaign``'s default) or the seeded random walk over the same machine
+(conformance.walk: no Hypothesis per step, its own shrinker)."""
 
 GC_THRESHOLD = 20_000
 """The cyclic garbage collector's first-generation threshold while a campaign runs (Python's default

@@ -66,6 +66,7 @@ from kconform.ci.mutation.runner import (
     scores_by_module,
     target_score,
 )
+from kconform.ci.options import GATE_ENGINE
 from kconform.conformance.hunt import ENGINES
 
 EQUIVALENTS = ROOT / "ci" / "benchmarks" / "equivalent_mutants.toml"
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--engines",
-        default="hypothesis",
+        default=GATE_ENGINE,
         help="comma-separated search engines (conformance.hunt.ENGINES), each over the same mutants; with two "
         "or more the scores are printed side by side (the first engine's outcomes are the tables' and --out's)",
     )

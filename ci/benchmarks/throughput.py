@@ -9,8 +9,9 @@ process on the code of git revision ``REV`` (exported to a temporary directory) 
 tree, alternately ``--rounds`` times, each side first in every other round (so load from other work
 on the machine falls on both), and prints each round and the medians, per wall-clock second and per
 CPU second of the child (the steadier figure on a shared machine), events and operations.
-``--engine walk`` runs the working tree's side with the walk engine (conformance.walk); ``REV`` runs
-its default (Hypothesis). Each child first runs a
+The working tree's side runs the gate's engine (``ci.options.GATE_ENGINE``, the walk) unless
+``--engine hypothesis`` says otherwise; ``REV`` runs its own default (Hypothesis before the walk
+became the gate's). Each child first runs a
 two-example warm-up campaign, so that module loading (which differs between revisions) is not
 counted. The child uses only entry points both sides have (``run_campaign``, ``make_adapter``,
 ``config_from_json``).
@@ -34,6 +35,7 @@ from rich.table import Table
 
 from kconform.ci.benchmarks.child import json_child
 from kconform.ci.exitcodes import EXIT_ERROR
+from kconform.ci.options import GATE_ENGINE
 from kconform.conformance import judge
 from kconform.conformance.hunt import ENGINES, run_campaign
 from kconform.model.configs import config_from_json
@@ -213,7 +215,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", metavar="REV", help="compare with git revision REV (before/after)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating runs per side with --against")
     parser.add_argument(
-        "--engine", default="hypothesis", choices=ENGINES, help="the working tree's search engine (the after side)"
+        "--engine",
+        default=GATE_ENGINE,
+        choices=ENGINES,
+        help="the working tree's search engine (the after side; default: the gate's)",
     )
     args = parser.parse_args(argv)
     console = Console()

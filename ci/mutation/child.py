@@ -102,11 +102,13 @@ def slices_for(module: str) -> tuple[str, ...]:
 
 
 def run_gate(
-    slices: Sequence[str], examples: int, seed: int, adapter_timeout_s: float, engine: str = "hypothesis"
+    slices: Sequence[str], examples: int, seed: int, adapter_timeout_s: float, engine: str | None = None
 ) -> dict[str, Any]:
     """The gate's campaigns (zoo + ``examples`` runs per gate configuration of each slice, without
-    shrinking, by ``engine``: conformance.hunt.ENGINES), stopping at the first failure: what found
-    it, or that none did."""
+    shrinking, by ``engine``: conformance.hunt.ENGINES, None for the gate's own GATE_ENGINE),
+    stopping at the first failure: what found it, or that none did. (The project's modules are
+    imported here, not at the top: the mutant's import hook must come first.)"""
+    from kconform.ci.options import GATE_ENGINE
     from kconform.conformance.hunt import run_campaign
     from kconform.conformance.registry import get
     from kconform.traces.replay import make_adapter
@@ -127,7 +129,7 @@ def run_gate(
                 examples=examples,
                 adapter_timeout_s=adapter_timeout_s,
                 shrink=False,
-                engine=engine,
+                engine=engine or GATE_ENGINE,
             )
             checked.append(name)
             if result.error is not None:
@@ -158,7 +160,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, required=True)
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--adapter-timeout", type=float, default=10.0)
-    parser.add_argument("--engine", default="hypothesis", help="the campaigns' search engine (hunt.ENGINES)")
+    parser.add_argument(
+        "--engine", help="the campaigns' search engine (conformance.hunt.ENGINES; default: the gate's, GATE_ENGINE)"
+    )
     parser.add_argument("--coverage", type=Path, help="run unmutated under coverage.py, data to this file")
     args = parser.parse_args(argv)
     slices = tuple(s for s in args.slices.split(",") if s)

@@ -33,6 +33,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from kconform.ci.options import GATE_ENGINE
+
 from .child import ROOT, module_name, module_path
 from .operators import Mutant, sites
 
@@ -159,7 +161,7 @@ def classify(code: int | None, stdout: str, stderr: str) -> tuple[str, str]:
     return status, how
 
 
-def run_mutant(m: Mutant, examples: int, seed: int, timeout_s: float, engine: str = "hypothesis") -> Outcome:
+def run_mutant(m: Mutant, examples: int, seed: int, timeout_s: float, engine: str = GATE_ENGINE) -> Outcome:
     args = ["--module", m.module, "--mutant", m.mid, "--examples", str(examples), "--seed", str(seed)]
     args += ["--engine", engine]
     code, out, err = run_child(args, timeout_s)
@@ -213,7 +215,7 @@ def run_all(
     equivalents: dict[str, str],
     reached: dict[str, set[int]] | None,
     progress: Callable[[Outcome], None] | None = None,
-    engine: str = "hypothesis",
+    engine: str = GATE_ENGINE,
 ) -> list[Outcome]:
     """Classify every mutant (in parallel ``jobs`` children, campaigns by ``engine``); outcomes in
     the input order."""
