@@ -75,7 +75,8 @@ def _unwrap(strategy: st.SearchStrategy[Any]) -> Any:
 
 def arg_of(name: str, strategy: st.SearchStrategy[Any], where: str) -> Arg:
     """The walk's drawing of a rule argument given as a Hypothesis strategy: ``integers(a, b)``,
-    ``sampled_from(elements)`` and ``booleans()``; anything else is refused (TypeError naming
+    ``sampled_from(elements)`` (``just(x)`` too: a one-element ``sampled_from`` is one) and
+    ``booleans()``; anything else is refused (TypeError naming
     ``where`` and the strategy), so a rule the walk cannot run is never silently skipped."""
     s = _unwrap(strategy)
     kind = type(s).__name__
@@ -83,7 +84,8 @@ def arg_of(name: str, strategy: st.SearchStrategy[Any], where: str) -> Arg:
         lo, hi = int(s.start), int(s.end)
         simplest = 0 if lo <= 0 <= hi else lo
         return Arg(name, lambda rng: rng.randint(lo, hi), (simplest,))
-    if kind == "SampledFromStrategy" and not getattr(s, "_transformations", ()):
+    if kind in ("SampledFromStrategy", "JustStrategy") and not getattr(s, "_transformations", ()):
+        # sampled_from of one element is Hypothesis' JustStrategy (a SampledFromStrategy)
         elements = tuple(s.elements)
         if not elements:
             raise TypeError(f"{where}: argument {name!r} samples from nothing")

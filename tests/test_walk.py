@@ -71,6 +71,9 @@ def test_drawings_stay_in_the_strategy_and_others_are_refused() -> None:
     assert {ints.draw(rng) for _ in range(200)} == {-1, 0, 1, 2, 3} and ints.simpler == (0,)
     assert {picks.draw(rng) for _ in range(50)} == {"a", "b"} and picks.simpler == ("a",)
     assert {flags.draw(rng) for _ in range(50)} == {True, False}
+    one = walk.arg_of("o", st.sampled_from((5000,)), "M.r")  # Hypothesis makes it just(5000)
+    assert {one.draw(rng) for _ in range(5)} == {5000} and one.simpler == (5000,)
+    assert walk.arg_of("j", st.just(3), "M.r").draw(rng) == 3
     with pytest.raises(TypeError, match=r"M\.r: the walk engine cannot draw argument 'x'"):
         walk.arg_of("x", st.text(), "M.r")
     with pytest.raises(TypeError, match="cannot draw"):
