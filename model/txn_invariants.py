@@ -378,6 +378,23 @@ def producer_expiry_bounded(s: TxnState) -> tuple[str, ...]:
     return s.ghost.late_expiries
 
 
+@timer_bounds.reports(
+    _REGISTRY,
+    "BrokerAnswersBounded",
+    "KafkaApis.handleWriteTxnMarkersRequest (a response once the markers are appended); "
+    "TransactionMarkerChannelManager, TransactionMarkerRequestCompletionHandler (request.timeout.ms, re-sent "
+    "for ever); AddPartitionsToTxnManager, TransactionCoordinator.handleVerifyPartitionsInTransaction (KIP-890)",
+)
+def broker_answers_bounded(s: TxnState) -> tuple[str, ...]:
+    """On a healthy network, every WriteTxnMarkers request a coordinator sends and every KIP-890
+    verification a partition leader sends is answered, and the answer handled by its sender,
+    within request.timeout.ms.
+
+    Judged where the harness says when the network delivers (``TxnGhost.network_healthy``: the
+    lockstep judge, told each operation); the bound is model.txn_answers'."""
+    return s.ghost.late_answers
+
+
 @_register_step("ProducerEpochMonotonic", "KIP-98 epochs; KIP-360; kafka-facts §1.3, §2.1")
 def producer_epoch_monotonic(pre: TxnState, post: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """Neither the coordinator's epoch of a producer id nor a partition's stored epoch of a producer ever decreases."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from kconform.model import coordinator as C
 from kconform.model import delayed, txn_timeout
 from kconform.model import producer_state as P
+from kconform.model import txn_answers as A
 from kconform.model import txn_delayed_fetch as D
 from kconform.model import txn_graph as G
 from kconform.model import txn_partition as T
@@ -151,6 +152,14 @@ class TxnGhost:
     late_expiries: tuple[str, ...] = ()
     """Producers whose state a leader kept past the expiration check's bound when time moved on
     (read by ProducerExpiryBounded; model.txn_timeout)."""
+    network_healthy: bool = False
+    """Whether the harness's current operation lets the network deliver (told by the lockstep judge,
+    ``network``; False until it is told: then no answer is ever owed)."""
+    owed: FrozenMap[int, A.Owed] = field(default_factory=FrozenMap)
+    """Inter-broker requests sent on a healthy network whose answer their sender has not handled
+    (model.txn_answers)."""
+    late_answers: tuple[str, ...] = ()
+    """Those still owed past request.timeout.ms when time moved on (read by BrokerAnswersBounded)."""
 
 
 # =============================================================================================
@@ -263,14 +272,17 @@ def advance_clock(s: TxnState, now_ms: int, cfg: TxnConfig | None = None) -> Txn
     (reported once), then those whose deadline came are due (model.delayed). When the state tracks
     timeouts (and ``cfg`` is given), transactions a loaded coordinator left Ongoing past the
     timeout rollback's bound, and producers whose state outlived the expiration check's bound, are
-    recorded (``TxnGhost.late_aborts`` / ``late_expiries``, model.txn_timeout): a new ghost value,
-    so the judge re-checks on that tick."""
+    recorded (``TxnGhost.late_aborts`` / ``late_expiries``, model.txn_timeout), and so are
+    inter-broker requests owed an answer past request.timeout.ms (``late_answers``,
+    model.txn_answers): a new ghost value, so the judge re-checks on that tick."""
     if now_ms < s.now_ms:
         raise NotEnabled(f"time goes forward: {s.now_ms} → {now_ms}")
     s = evolve(s, now_ms=now_ms)
     if cfg is not None and s.tracks_timeouts:
         s = record_late(s, "late_aborts", txn_timeout.late_aborts(s.txns, s.coordinators, cfg, now_ms))
         s = record_late(s, "late_expiries", txn_timeout.late_expiries(s.partitions, cfg, now_ms))
+        if s.ghost.owed:
+            s = record_late(s, "late_answers", A.late(s.ghost.owed, now_ms))
     if not s.parked:
         return s
     late = delayed.overdue(s.parked, s.due)
@@ -279,6 +291,27 @@ def advance_clock(s: TxnState, now_ms: int, cfg: TxnConfig | None = None) -> Txn
         s = evolve(s, due=(), ghost=evolve(s.ghost, overdue=s.ghost.overdue + messages))
     due = delayed.expire(s.parked, s.due, now_ms)
     return s if len(due) == len(s.due) else evolve(s, due=due)
+
+
+def network(s: TxnState, healthy: bool) -> TxnState:
+    """The harness says whether its next operation lets the network deliver (model.txn_answers): an
+    unhealthy one forgets every answer owed, since a lost or held message is the network's doing."""
+    g = s.ghost
+    if healthy == g.network_healthy and (healthy or not g.owed):
+        return s
+    return evolve(s, ghost=evolve(g, network_healthy=healthy, owed=g.owed if healthy else FrozenMap()))
+
+
+def _owe(s: TxnState, msg: int, request: A.Owed) -> TxnState:
+    if not s.ghost.network_healthy:
+        return s
+    return evolve(s, ghost=evolve(s.ghost, owed=A.owe(s.ghost.owed, True, msg, request)))
+
+
+def _paid(s: TxnState, msg: int) -> TxnState:
+    if msg not in s.ghost.owed:
+        return s
+    return evolve(s, ghost=evolve(s.ghost, owed=A.paid(s.ghost.owed, msg)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -479,6 +512,7 @@ def marker_sent(
         decision=decision,
     )
     latest = s.latest_marker.set((txn_id, partition), msg)
+    s = _owe(s, msg, A.Owed(A.MARKER, node, m.leader, s.now_ms, f"{txn_id!r} on {partition}"))
     return evolve(s, markers=s.markers.set(msg, m), latest_marker=latest), m
 
 
@@ -509,6 +543,7 @@ def marker_response(s: TxnState, cfg: TxnConfig, node: int, msg: int, error: int
     m = s.markers.get(msg)
     if m is None or m.sender != node or error not in (s.marker_answers.get(msg) or ()):
         raise NotEnabled(f"broker {node} got no answer {error} to a marker {msg} of its own")
+    s = _paid(s, msg)
     meta = s.txns.get(m.txn_id)
     owner = s.coordinators[cfg.state_partition(m.txn_id)]
     if not (owner.leader == node and owner.loaded and owner.coordinator_epoch == m.coordinator_epoch):
@@ -575,6 +610,8 @@ def produce(
         if verify_msg in s.verifications:
             raise NotEnabled(f"verification message id {verify_msg} was already used")
         v = VerifyMsg(node, req, partition, txn_id, pid, epoch, base_seq, rids, ctxn)
+        coordinator = s.coordinators[_txn_partition_name(cfg, txn_id)].leader
+        s = _owe(s, verify_msg, A.Owed(A.VERIFICATION, node, coordinator, s.now_ms, f"{txn_id!r} on {partition}"))
         return evolve(s, verifications=s.verifications.set(verify_msg, v)), result
     if transactional:
         s = _record_owners(s, partition, result, len(rids), txn_id, pid, epoch, ctxn)
@@ -600,6 +637,7 @@ def verify_applied(
     v = s.verifications.get(msg)
     if v is None or v.leader != node or v.req != req or answer not in (s.verify_answers.get(msg) or ()):
         raise NotEnabled(f"broker {node} got no answer {answer} to verification {msg} for produce {req}")
+    s = _paid(s, msg)
     p, result = T.apply_verification(
         s.partition(v.partition), s.now_ms, answer, msg, v.pid, v.epoch, v.base_seq, v.rids
     )

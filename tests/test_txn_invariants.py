@@ -75,6 +75,7 @@ BAD_STATES: dict[str, Callable[[TxnState], TxnState]] = {
     ),
     "ProducerExpiryBounded": lambda s: _ghost(s, late_expiries=("t-0: producer 1000's state outlived 87000000 ms",)),
     "TxnTimeoutAbortBounded": lambda s: _ghost(s, late_aborts=("'txn-1' stayed Ongoing past 70000 ms",)),
+    "BrokerAnswersBounded": lambda s: _ghost(s, late_answers=("WriteTxnMarkers request 7 unanswered at 30001 ms",)),
     "ValidTxnTransitions": lambda s: _ghost(s, transitions=s.ghost.transitions | {("Empty", "PrepareCommit")}),
     "NoHangingTransaction": lambda s: _part(
         s,

@@ -26,6 +26,10 @@ from kconform.model.txn_config import TxnConfig
 from kconform.model.txn_partition import FetchAnswer
 from kconform.model.txn_state import TxnState
 from kconform.traces import events as ev
+from kconform.traces import operations as ops
+
+UNHEALTHY = (ops.Advance, ops.Drop)
+"""Operations during which the network does not deliver (model.txn_answers)."""
 
 
 def _require(condition: bool, why: str) -> None:
@@ -78,6 +82,13 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
             ev.Quiesced: lambda e: S.quiesced(self.state, e.quiet),
             ev.ProducerExpired: lambda e: S.producer_expired(self.state, self.cfg, e.node, e.partition, e.pid),
         }
+
+    def note_operation(self, op: ops.Operation) -> None:
+        """Before the events of ``op``: whether the network delivers during it (model.txn_answers).
+        An Advance holds every message in flight while the clock moves, a Drop loses one; every
+        other operation either moves no time or (Run, Quiesce, a wire request) delivers everything
+        in flight before each timer fires."""
+        self.state = S.network(self.state, not isinstance(op, UNHEALTHY))
 
     def unchanged(self, pre: TxnState, post: TxnState) -> bool:
         """A clock tick changes only ``now_ms``, which no invariant reads: nothing new can break
