@@ -16,7 +16,11 @@ the mutated source by the mutation runner's own operators) with the clean run as
   expected epoch (isEpochExhausted: >= 32766). A threshold one lower takes 32765 for a retry and
   fences the new id's Ongoing transaction; one higher refuses the genuine retry at 32766. The real
   scenario takes 32,768 round trips (about 12 s), so the test runs its steps with the epoch range
-  scaled down to ``SMALL_SHORT_MAX`` in the model and the reference alike.
+  scaled down to ``SMALL_SHORT_MAX`` in the model and the reference alike;
+- a coordinator deposed before its load finished (``failover-before-load``: two moves within the
+  10 ms load): TransactionStateManager.loadTransactionsForTxnTopicPartition completes a load only for
+  a partition still being loaded at that coordinator epoch; a deposed coordinator that stays active
+  loads anyway.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from kconform.conformance.adapter import AdapterError
 from kconform.conformance.judge import NON_CONFORMANCE
 from kconform.conformance.runner import LockstepRun
 from kconform.conformance.txn import scenarios as zoo
+from kconform.impl.txn import broker as impl_broker
 from kconform.impl.txn import coordinator as impl_coordinator
 from kconform.impl.txn import log as impl_log
 from kconform.impl.txn.cluster import TxnCluster
@@ -209,3 +214,72 @@ def test_a_previous_producer_id_threshold_off_by_one_is_caught(
     planted = _planted("kconform.impl.txn.coordinator", mid, SHORT_MAX=SMALL_SHORT_MAX)
     monkeypatch.setattr(impl_coordinator.TxnCoordinator, "_init_pid", planted.TxnCoordinator._init_pid)
     _failed_at(_run(scenario, TxnConfig()), failing)
+
+
+# ------------------------------------------------------------------------ failover before load
+
+DEPOSED_STAYS_ACTIVE = "kconform.impl.txn.coordinator:TxnCoordinator.deactivate:drop:c0eca0bb"
+"""TxnCoordinator.deactivate without ``self.active = False``."""
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+def test_a_coordinator_deposed_before_its_load_never_loads_and_one_that_does_is_caught(
+    cfg: TxnConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _run(zoo.FAILOVER_BEFORE_LOAD, cfg)
+    assert run.failure is None, run.failure
+    loaded = [(e.node, e.coordinator_epoch) for e in _events(run) if isinstance(e, ev.CoordinatorLoaded)]
+    assert loaded == [(zoo.COORDINATOR, 0), (0, 2)]
+    planted = _planted("kconform.impl.txn.coordinator", DEPOSED_STAYS_ACTIVE)
+    monkeypatch.setattr(impl_coordinator.TxnCoordinator, "deactivate", planted.TxnCoordinator.deactivate)
+    _failed_at(_run(zoo.FAILOVER_BEFORE_LOAD, cfg), "coordinator_loaded")
+    # near miss: the same bug after a failover whose load finished (failover-after-prepare) is silent
+    assert _run(zoo.FAILOVER_AFTER_PREPARE, cfg).failure is None
+
+
+# ------------------------------------------------------------- plain offsets, transactional-id expiry
+
+ZOO_STEPS = [
+    # a leader answering its own plain OffsetCommit NOT_COORDINATOR (`log is None` negated)
+    (
+        "txn-offsets-before-commit",
+        "kconform.impl.txn.broker:TxnBroker._on_group_request:negate:dd0d1f31:1",
+        "offset_commit_handled",
+    ),
+    # a plain offset commit that writes no record: the next one's offset is wrong
+    (
+        "txn-offsets-before-commit",
+        "kconform.impl.txn.log:TxnPartitionLog.offset_commit:drop:8f8fe13e",
+        "offset_commit_handled",
+    ),
+    # a plain offset commit's record flagged transactional (-1): a read_committed Fetch shows it
+    (
+        "txn-offsets-before-commit",
+        "kconform.impl.txn.log:TxnPartitionLog.offset_commit:const-1:eb7a1185",
+        "txn_consumer_fetch_handled",
+    ),
+    # the hourly transactional-id expiration check with its test negated: an id idle for an hour expires
+    ("producer-expiry", "kconform.impl.txn.coordinator:TxnCoordinator._expire_ids:negate:5f192d46", "txn_id_expired"),
+    # the non-transactional batch refused with base offset 0 instead of -1
+    (
+        "adversarial-producer",
+        "kconform.impl.txn.log:TxnPartitionLog.append_client:const-1:d1ef2f5b:4",
+        "txn_produce_handled",
+    ),
+]
+"""Census mutants (2026-11-27, seed 7) the gate never reached, each caught by a zoo step: (scenario,
+mutant, the event the judge refuses). The clean scenarios conform (tests/test_txn_scenarios.py)."""
+
+
+@pytest.mark.parametrize(("scenario", "mid", "failing"), ZOO_STEPS, ids=[m.rpartition(".")[2] for _, m, _ in ZOO_STEPS])
+def test_a_zoo_step_catches_a_mutant_the_gate_never_reached(
+    scenario: str, mid: str, failing: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module, _, where = mid.partition(":")
+    cls_name, fn = where.partition(":")[0].split(".")
+    real = getattr(
+        impl_log if module.endswith(".log") else impl_coordinator if module.endswith(".coordinator") else impl_broker,
+        cls_name,
+    )
+    monkeypatch.setattr(real, fn, getattr(getattr(_planted(module, mid), cls_name), fn))
+    _failed_at(_run(zoo.SCENARIOS[scenario], TxnConfig()), failing)

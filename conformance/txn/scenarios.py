@@ -375,7 +375,10 @@ def TXN_OFFSETS_BEFORE_COMMIT() -> tuple[o.Operation, ...]:
     offsets are a transactional batch of the producer on ``__consumer_offsets`` (its first write
     there): the partition's LSO stays below it until the marker, so a read_committed Fetch of the
     partition past the HW returns nothing (UnifiedLog.lastStableOffset over the producer state
-    the append opened, ProducerStateManager.update)."""
+    the append opened, ProducerStateManager.update). Last, two plain OffsetCommits of another
+    partition (GroupCoordinator.handleCommitOffsets: visible at once, each a non-transactional
+    record of ``__consumer_offsets``) beside the committed transactional offsets, and a
+    read_committed Fetch of the partition's records."""
     return (
         *_INIT,
         o.BeginTxn(PRODUCER),
@@ -397,6 +400,15 @@ def TXN_OFFSETS_BEFORE_COMMIT() -> tuple[o.Operation, ...]:
         o.Settle(100),
         *_commit(PRODUCER),
         o.FetchOffsets(GROUP, True),
+        o.Settle(10),
+        o.CommitOffsets(GROUP, "t-1", 3),
+        o.Settle(10),
+        o.CommitOffsets(GROUP, "t-1", 5),
+        o.Settle(10),
+        o.FetchOffsets(GROUP, False),
+        o.Settle(10),
+        o.AdvanceHw(OFFSETS_PARTITION, -1),
+        o.ConsumeTxn(CONSUMER, OFFSETS_PARTITION, True),
         o.Settle(10),
     )
 
@@ -526,6 +538,26 @@ def FAILOVER_AFTER_PREPARE() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "failover-before-load", mutants=())
+def FAILOVER_BEFORE_LOAD() -> tuple[o.Operation, ...]:
+    """KIP-98 coordinator failover twice in quick succession: ``txn-1``'s ``__transaction_state``
+    partition moves to broker 2 and, before broker 2 has loaded it, on to broker 0. A load completes
+    only for a partition its broker still leads at the same coordinator epoch
+    (TransactionStateManager.loadTransactionsForTxnTopicPartition checks loadingPartitions, from which
+    removeTransactionsForTxnTopicPartition, run on resignation, removed it): broker 2 never becomes a
+    loaded coordinator (a CoordinatorLoaded from it is non-conformance), broker 0 loads at
+    coordinator epoch 2, and the open transaction commits through it."""
+    return (
+        *_open(1),
+        o.Settle(100),
+        o.MoveCoordinator(TXN_ID, FAILOVER_TO),
+        o.MoveCoordinator(TXN_ID, 0),
+        o.Run(100),
+        *_commit(PRODUCER),
+        *_read(),
+    )
+
+
 @declare(Scenario, "delayed-fetch-beyond-lso", mutants=("delayed-fetch-drops-isolation",))
 def DELAYED_FETCH_BEYOND_LSO() -> tuple[o.Operation, ...]:
     """KAFKA-5355 (0.11.0, Blocker): the broker returned messages beyond the last stable offset to a
@@ -559,12 +591,17 @@ def PRODUCER_EXPIRY() -> tuple[o.Operation, ...]:
     UnifiedLog's PeriodicProducerExpirationCheck). The leader must have dropped its state by then
     (ProducerExpiryBounded); the producer's next batch, at its next sequence, is then an unknown
     producer's and is appended (KIP-360). A leader whose check never runs keeps the state for ever.
-    About 9,000 timer times pass (the coordinator's 10 s abort check), so it runs late in the zoo."""
+    About 9,000 timer times pass (the coordinator's 10 s abort check), so it runs late in the zoo.
+    A transactional producer initialised before the wait lets the coordinator's hourly
+    transactional-id expiration check (transaction.remove.expired.transaction.cleanup.interval.ms;
+    TransactionStateManager.enableTransactionalIdExpiration, removeExpiredTransactionalIds) run 24
+    times over an id idle far less than transactional.id.expiration.ms (7 days): it must not expire."""
     return (
         o.InitProducer(IDEMPOTENT, ""),
         o.Settle(100),
         o.Send(IDEMPOTENT, "t-0", 2),
         o.Settle(100),
+        *_INIT,
         o.Advance(DAY_MS + PRODUCER_EXPIRY_CHECK_MS + 1_000),
         o.Send(IDEMPOTENT, "t-0", 1),
         o.Settle(100),
@@ -611,6 +648,7 @@ SCENARIOS: dict[str, Scenario] = {
         LATE_END_TXN,
         STALE_COORDINATOR_MARKER,
         FAILOVER_AFTER_PREPARE,
+        FAILOVER_BEFORE_LOAD,
         DELAYED_FETCH_BEYOND_LSO,
         ADVERSARIAL_PRODUCER,
         ADVERSARIAL_END_TXN,
