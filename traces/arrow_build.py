@@ -62,10 +62,18 @@ def _list_of(typ: pa.ListType, child: Callable[[list[Any]], pa.Array]) -> Builde
 
 
 def _structs(typ: pa.StructType) -> Callable[[list[Any]], pa.Array]:
-    fields = [(attrgetter(typ.field(i).name), builder(typ.field(i).type)) for i in range(typ.num_fields)]
+    names = [typ.field(i).name for i in range(typ.num_fields)]
+    makers = [builder(typ.field(i).type) for i in range(typ.num_fields)]
+    get_all = attrgetter(*names)
 
     def build(items: list[Any]) -> pa.Array:
-        children = [make(list(map(get, items)), None) for get, make in fields]
+        # Every field of an item read at once (one tuple per item), then transposed: one pass over
+        # the items instead of one per field.
+        if len(names) == 1:
+            per_field: list[Sequence[Any]] = [list(map(get_all, items))]
+        else:
+            per_field = list(zip(*map(get_all, items), strict=True)) if items else [() for _ in names]
+        children = [make(values, None) for make, values in zip(makers, per_field, strict=True)]
         return pa.Array.from_buffers(typ, len(items), [None], children=children)
 
     return build

@@ -23,16 +23,15 @@ from __future__ import annotations
 import json
 import os
 from array import array
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kconform.model.configs import AnyConfig, config_from_json
@@ -79,6 +78,8 @@ _KEY_TYPES: dict[str, pa.DataType] = {
     "kind": pa.string(),
     "node": pa.int64(),
 }
+_Array = np.ndarray[Any, Any]
+"""A numpy array (the writer's row indices)."""
 STEPS_SCHEMA = pa.schema([("trace", pa.int64()), ("step", pa.int64()), ("op", pa.string())])
 
 
@@ -243,7 +244,6 @@ class TableBuilder:
         self._pos: list[int] = []
         self._step: list[int] = []
         self._kind = array("h")
-        self._rows: dict[str, list[int]] = {}
         self._values: dict[str, list[Any]] = {}
         self._slots: dict[type[Event], tuple[Any, ...]] = {}
 
@@ -264,7 +264,6 @@ class TableBuilder:
         if (trace, pos) <= self._last_event:
             raise ValueError(f"event ({trace}, {pos}) added after ({self._last_event[0]}, {self._last_event[1]})")
         self._last_event = (trace, pos + n - 1)
-        row = len(self._trace)
         self._trace.extend(repeat(trace, n))
         self._pos.extend(range(pos, pos + n))
         self._step.extend(repeat(step, n))
@@ -275,25 +274,22 @@ class TableBuilder:
             slot = slots.get(type(event))
             if slot is None:
                 slot = self._slot(event)
-            get, hold, place, code = slot
+            get, hold, code = slot
             hold(get(event))
-            place(row)
             kinds_append(code)
-            row += 1
-        if row >= self.FLUSH_ROWS:
+        if len(self._kind) >= self.FLUSH_ROWS:
             self._flush()
         return pos + n
 
-    def _slot(self, event: Event) -> tuple[Callable[[Event], Any], Callable[[Any], None], Callable[[int], None], int]:
+    def _slot(self, event: Event) -> tuple[Callable[[Event], Any], Callable[[Any], None], int]:
         """What ``add_events`` does with an event of ``event``'s class until the next flush: read
-        its kind's fields, hold them, note its row, and its kind's code. The kind's lists are made
-        here, on its first event since the flush (``_values`` and ``_rows`` in that order)."""
+        its kind's fields, hold them (in ``_values``, made on the kind's first event since the
+        flush), and its kind's code (``_kind``, one per row)."""
         kind = event.kind
         held = self._values.get(kind)
         if held is None:
             held = self._values[kind] = []
-            self._rows[kind] = []
-        slot = (self._getters[kind], held.append, self._rows[kind].append, self._codes[kind])
+        slot = (self._getters[kind], held.append, self._codes[kind])
         self._slots[type(event)] = slot
         return slot
 
@@ -311,29 +307,32 @@ class TableBuilder:
 
         A column is built from the values of the kinds that have the field only (kind after
         kind), then put in row order by one ``take`` whose index is null in the rows of other
-        kinds: Python touches each field value once, Arrow the nulls."""
+        kinds: Python touches each field value once, Arrow the nulls. The indices come from the
+        rows' kind codes (numpy, which pyarrow imports anyway): a row's rank among the rows of its
+        kind (one stable sort by kind), and per set of kinds where each kind's values start."""
         values: dict[str, dict[str, Sequence[Any]]] = {}
         for kind, held in self._values.items():
             fields = self._fields[kind]
             # attrgetter of one name gives the value itself, of several a tuple of them.
-            if len(fields) == 1:
-                values[kind] = {fields[0]: held}
-            else:
-                values[kind] = {name: list(map(itemgetter(i), held)) for i, name in enumerate(fields)}
+            values[kind] = (
+                {fields[0]: held} if len(fields) == 1 else dict(zip(fields, zip(*held, strict=True), strict=True))
+            )
+        kinds = np.frombuffer(self._kind, dtype=np.int16)
+        counts = np.bincount(kinds, minlength=len(self._codes))
+        starts = np.cumsum(counts) - counts
+        by_kind = np.argsort(kinds, kind="stable")  # the rows of each kind in row order, kind after kind
+        rank = np.empty(n, dtype=np.int64)
+        rank[by_kind] = np.arange(n, dtype=np.int64) - np.repeat(starts, counts)
         codes = pa.Array.from_buffers(pa.int16(), n, [None, pa.py_buffer(self._kind)])
-        rank = array("q", bytes(8 * n))
-        for rows in self._rows.values():
-            deque(map(rank.__setitem__, rows, range(len(rows))), maxlen=0)  # rank[row] = i, looped in C
-        ranks = arrow_build.int64s(rank)
         places: dict[tuple[str, ...], pa.Array] = {}
 
-        def column(name: str, kinds: tuple[str, ...], build: arrow_build.Builder) -> pa.Array:
-            present = tuple(k for k in kinds if k in values)
-            if len(present) == 1 and len(self._rows[present[0]]) == n:
+        def column(name: str, kinds_having: tuple[str, ...], build: arrow_build.Builder) -> pa.Array:
+            present = tuple(k for k in kinds_having if k in values)
+            if len(present) == 1 and counts[self._codes[present[0]]] == n:
                 return build(values[present[0]][name], None)
             index = places.get(present)
             if index is None:
-                index = places[present] = self._places(present, codes, ranks)
+                index = places[present] = self._places(present, kinds, counts, rank)
             return build(list(chain.from_iterable(values[k][name] for k in present)), None).take(index)
 
         arrays: list[pa.Array] = [
@@ -350,18 +349,21 @@ class TableBuilder:
                 arrays.append(pa.nulls(n, self._types[col.name]))
         return pa.Table.from_arrays(arrays, schema=arrow_schema())
 
-    def _places(self, kinds: tuple[str, ...], codes: pa.Array, ranks: pa.Array) -> pa.Array:
-        """For each held row, its place among the rows of ``kinds`` taken kind after kind (null
-        in a row of another kind): the ``take`` index of a column that those kinds have."""
-        base = [0] * len(self._codes)
-        has = bytearray(len(self._codes))
+    def _places(self, present: tuple[str, ...], kinds: _Array, counts: _Array, rank: _Array) -> pa.Array:
+        """For each held row, its place among the rows of the kinds ``present`` taken kind after
+        kind (null in a row of another kind): the ``take`` index of a column that those kinds
+        have. ``kinds`` holds each row's kind code, ``counts`` the rows per code, ``rank`` each
+        row's rank among the rows of its kind."""
+        base = np.zeros(len(self._codes), dtype=np.int64)
+        has = np.zeros(len(self._codes), dtype=np.bool_)
         offset = 0
-        for kind in kinds:
+        for kind in present:
             code = self._codes[kind]
-            base[code], has[code] = offset, 1
-            offset += len(self._rows[kind])
-        starts = arrow_build.int64s(base, arrow_build.validity(has)).take(codes)
-        return pc.add(starts, ranks)
+            base[code], has[code] = offset, True
+            offset += int(counts[code])
+        index = base[kinds] + rank
+        valid = np.packbits(has[kinds], bitorder="little")
+        return pa.Array.from_buffers(pa.int64(), len(index), [pa.py_buffer(valid), pa.py_buffer(index)])
 
     def add_trace(self, trace: int, steps: Sequence[Step]) -> tuple[int, int]:
         """Add every step and event of one trace; returns (events, steps) added."""
