@@ -4,7 +4,8 @@ Both engines build the same views (kconform.traces.mine.invariants) over the rea
 a corpus and run the same union of invariant queries. Spark's default plan (``PLANS``: ``files``)
 runs one task per corpus file (whole traces, sorted by trace and position), which reads the file
 itself and runs the DuckDB spelling of the views and invariants over chunks of whole traces
-(kconform.traces.mine.tasks, through ``mapInArrow``). In the ``sorted`` plan (DuckDB's default)
+(kconform.traces.mine.tasks, an RDD of file indices). In the ``sorted`` plan (DuckDB's default
+before the files plan)
 neither engine shuffles the events either: the replication slice's node state ``st`` comes from one
 vectorised pass per file (kconform.traces.mine.state; on Spark through ``mapInArrow``), and the
 invariants, in each engine's SQL, are projections and small joins over ``st`` and the corpus'
@@ -29,6 +30,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kconform.model.config import ReplicationConfig
+from kconform.traces.arrow_build import bools, int64s
 from kconform.traces.corpus import EVENTS_DIR, Manifest, arrow_schema, bucket_path, present_columns
 from kconform.traces.events import EVENT_TYPES
 from kconform.traces.mine.invariants import INVARIANTS, RESERVED_COLUMNS, view_sql, violations_sql
@@ -52,12 +54,9 @@ def traces_table(manifest: Manifest) -> pa.Table:
         rows["trace"].append(t.trace)
         rows["min_isr"].append(cfg.effective_min_isr)
         rows["strict"].append(not cfg.unclean_leader_election and cfg.flush_interval_ms == 0)
-    return pa.table(
-        {
-            "trace": pa.array(rows["trace"], pa.int64()),
-            "min_isr": pa.array(rows["min_isr"], pa.int64()),
-            "strict": pa.array(rows["strict"], pa.bool_()),
-        }
+    # From buffers, not pa.array: that would import pandas (0.3-0.5 CPU-s per process).
+    return pa.Table.from_arrays(
+        [int64s(rows["trace"]), int64s(rows["min_isr"]), bools(rows["strict"])], names=["trace", "min_isr", "strict"]
     )
 
 
@@ -148,6 +147,9 @@ SPARK_DEFAULTS: dict[str, str] = {
     # collect garbage on the allocating thread instead of a pool of GC threads.
     "spark.driver.extraJavaOptions": JVM_OPTIONS,
     "spark.executor.extraJavaOptions": JVM_OPTIONS,
+    # Python workers forked from a daemon that imported the tasks' modules once (pyarrow, numpy,
+    # DuckDB, traces.mine.tasks): a worker no longer imports them itself (about 1 CPU-s each).
+    "spark.python.daemon.module": "kconform.traces.mine.daemon",
 }
 """The session settings ``spark_session`` starts from (``conf`` overrides any of them)."""
 
@@ -201,7 +203,7 @@ PLANS = ("files", "tasks", "sorted", "windows")
 (whole traces, sorted by (trace, position)), which reads the columns the chosen slices' SQL names
 itself (pyarrow, engine.arrow_events) and runs the invariants' DuckDB SQL over chunks of whole
 traces (traces.mine.tasks.mine_chunk); the JVM hands each task its file's index and takes back the
-violations, both as Arrow (``mapInArrow`` over a one-row-per-file range): it never reads an event,
+violations as Arrow IPC bytes (an RDD of file indices, one partition each): it never reads an event,
 so the executors must read the corpus at the driver's path (shared storage). ``tasks``: the same
 chunks, but Spark reads each corpus file as one partition and hands its rows to the task as Arrow
 batches (traces.mine.tasks.violation_batches); on DuckDB both are the same chunks one after another
@@ -230,7 +232,8 @@ def corpus_slices(root: str | os.PathLike[str], buckets: Sequence[int]) -> froze
 
     present: set[str] = set()
     for bucket in buckets:
-        kinds = pq.read_table(bucket_path(root, EVENTS_DIR, bucket), columns=["kind"], read_dictionary=["kind"])
+        # ParquetFile, not pq.read_table: that goes through pyarrow.dataset, which imports pandas.
+        kinds = pq.ParquetFile(bucket_path(root, EVENTS_DIR, bucket), read_dictionary=["kind"]).read(columns=["kind"])
         for chunk in kinds.column("kind").chunks:
             present.update(str(k) for k in chunk.dictionary.to_pylist())
     return frozenset(name for name, kinds in SLICE_KINDS.items() if kinds & present)
@@ -542,16 +545,16 @@ def _counts(table: pa.Table) -> list[tuple[str, int, int, int]]:
 
 
 def _empty_violations() -> pa.Table:
-    return pa.table(
-        {
-            "invariant": pa.array([], pa.string()),
-            "trace": pa.array([], pa.int64()),
-            "pos": pa.array([], pa.int64()),
-            "wpos": pa.array([], pa.int64()),
-            "detail": pa.array([], pa.string()),
-            "witness_events": pa.array([], pa.list_(pa.string())),
-        }
-    )
+    return pa.schema(
+        [
+            pa.field("invariant", pa.string()),
+            pa.field("trace", pa.int64()),
+            pa.field("pos", pa.int64()),
+            pa.field("wpos", pa.int64()),
+            pa.field("detail", pa.string()),
+            pa.field("witness_events", pa.list_(pa.string())),
+        ]
+    ).empty_table()
 
 
 # --------------------------------------------------------------------------------------------

@@ -37,6 +37,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kconform.traces.arrow_build import strings
+
 STATE_INPUTS: tuple[str, ...] = (
     "trace",
     "pos",
@@ -253,6 +255,14 @@ class _Groups:
         return _Col(self.to_input(np.where(has, values[np.maximum(prev - 1, 0)], 0)), self.to_input(has))
 
 
+def _int64s(values: np.ndarray, ok: np.ndarray | None) -> pa.Array:
+    """An int64 Arrow array over ``values`` (null where ``ok`` is False), from buffers: ``pa.array``
+    would import pandas first (0.3-0.5 CPU-s in every process that mines)."""
+    data = np.ascontiguousarray(values, dtype=np.int64)
+    valid = None if ok is None else pa.py_buffer(np.packbits(ok, bitorder="little"))
+    return pa.Array.from_buffers(pa.int64(), len(data), [valid, pa.py_buffer(data)])
+
+
 def _taken(c: _Col, source: np.ndarray) -> _Col:
     """``c`` at the input rows ``source`` (null where -1)."""
     ok = source >= 0
@@ -438,11 +448,14 @@ def node_state(events: pa.Table, dictionaries: bool = False) -> pa.Table:
     isr_pos = _taken(_Col(pos, every), isr_now)
 
     def out(col: _Col) -> pa.Array:
-        return pa.array(col.v, pa.int64(), mask=None if col.ok is every else ~col.ok)
+        return _int64s(col.v, None if col.ok is every else col.ok)
 
-    roles = pa.DictionaryArray.from_arrays(pa.array(role_now.v.astype(np.int32)), pa.array(ROLES))
+    codes = np.ascontiguousarray(role_now.v, dtype=np.int32)
+    roles = pa.DictionaryArray.from_arrays(
+        pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(codes)]), strings(ROLES)
+    )
     derived = {
-        "inc": pa.array(groups.inc, pa.int64()),
+        "inc": _int64s(groups.inc, None),
         "req_offset": out(req_offset),
         "req_epoch": out(req_epoch),
         "req_pos": out(req_pos),

@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from kconform.traces.arrow_build import int64s, strings
 from kconform.traces.mine.state import STATE_INPUTS, node_state, whole_trace_chunks
 
 CHUNK_ROWS = 1 << 20
@@ -90,7 +91,7 @@ def state_rows(events: pa.Table, kinds: Collection[str] | None = None) -> pa.Tab
     replication corpus a third of the rows are clock ticks, which only the exactly-once views read
     (from ``ev``)."""
     wanted = sorted(state_kinds() if kinds is None else kinds)
-    keep = pc.is_in(events.column("kind"), value_set=pa.array(wanted, pa.string()))
+    keep = pc.is_in(events.column("kind"), value_set=strings(wanted))
     return events.filter(keep)
 
 
@@ -135,12 +136,15 @@ def read_file(
     ``dictionaries`` the ``DICTIONARY_COLUMNS`` come dictionary-encoded (same values). One
     pyarrow thread: the engines read files in parallel themselves (one per task or worker), and
     pyarrow's own pool on top costs CPU (0.77 against 0.46 CPU-s for a 1M-event file)."""
-    present = set(pq.read_schema(path).names)
-    read = [source for _name, source, _type in columns if source in present]
-    encoded = [c for c in DICTIONARY_COLUMNS if c in read] if dictionaries else None
-    table = pq.read_table(path, columns=read, use_threads=False, read_dictionary=encoded)
+    encoded = list(DICTIONARY_COLUMNS) if dictionaries else None
+    # ParquetFile, not pq.read_table: that goes through pyarrow.dataset, which imports pandas (0.3-0.5
+    # CPU-s in every process that mines).
+    with pq.ParquetFile(path, read_dictionary=encoded) as file:
+        present = set(file.schema_arrow.names)
+        read = [source for _name, source, _type in columns if source in present]
+        table = file.read(columns=read, use_threads=False)
     if skipped:
-        table = table.filter(pc.invert(pc.is_in(table.column("trace"), value_set=pa.array(skipped, pa.int64()))))
+        table = table.filter(pc.invert(pc.is_in(table.column("trace"), value_set=int64s(skipped))))
     arrays = [
         table.column(source) if source in present else pa.nulls(table.num_rows, typ) for _name, source, typ in columns
     ]

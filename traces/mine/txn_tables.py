@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from kconform.model.txn_config import TxnConfig
+from kconform.traces.arrow_build import builder
 from kconform.traces.corpus import Manifest
 
 _TYPES: dict[str, dict[str, pa.DataType]] = {
@@ -51,8 +52,10 @@ def txn_tables(manifest: Manifest) -> dict[str, pa.Table]:
             rows["tgrp"]["trace"].append(t.trace)
             rows["tgrp"]["grp"].append(group)
             rows["tgrp"]["opart"].append(cfg.offsets_partition(group))
+    # From buffers (traces.arrow_build), not pa.array: that would import pandas.
     return {
-        name: pa.table({c: pa.array(rows[name][c], typ) for c, typ in cols.items()}) for name, cols in _TYPES.items()
+        name: pa.Table.from_arrays([builder(typ)(rows[name][c], None) for c, typ in cols.items()], names=list(cols))
+        for name, cols in _TYPES.items()
     }
 
 
