@@ -24,12 +24,15 @@ equality: small tuples of values, cheap to compare."""
 INVARIANTS: dict[str, Invariant[State, ReplicationConfig]] = _REGISTRY.invariants
 _register, _register_step = _REGISTRY.state, _REGISTRY.step
 
-TIMER_BOUNDS = frozenset({"IsrShrinkBounded", "FollowerKeepsFetching", "FollowerBacksOff", "CrashedBrokerFenced"})
-"""Bounds on an implementation's timers (the isr-expiration task, the replica fetcher's timeout and
-backoff, the controller's broker sessions), judged only where every timer's time is seen (the
-lockstep judge's ``State.tracks_*`` flags). They are vacuous on the model searches' states, whose
-clock jumps and sends are atomic actions of the search's choosing: a model search never checks
-them, and a file it writes is replayed without them (traces.counterexample.Counterexample.checked)."""
+TIMER_BOUNDS = frozenset(
+    {"IsrShrinkBounded", "IsrExpansionProposed", "FollowerKeepsFetching", "FollowerBacksOff", "CrashedBrokerFenced"}
+)
+"""Bounds on an implementation's timers and promptness (the isr-expiration task, the replica
+fetcher's timeout and backoff, the controller's broker sessions, the leader's ISR expansion before
+time moves on), judged only where every timer's time is seen (the lockstep judge's ``State.tracks_*``
+flags). They are vacuous on the model searches' states, whose clock jumps and sends are atomic
+actions of the search's choosing: a model search never checks them, and a file it writes is
+replayed without them (traces.counterexample.Counterexample.checked)."""
 
 
 def _loss_permitted(s: State, after_epoch: int) -> str:
@@ -380,6 +383,22 @@ def isr_shrink_bounded(s: State) -> tuple[str, ...]:
     Judged where time passes timer by timer (``State.tracks_isr_expiration``: the lockstep judge);
     the bound and its window are model.isr_expiration's."""
     return s.ghost.late_shrinks
+
+
+@timer_bounds.reports(
+    _REGISTRY,
+    "IsrExpansionProposed",
+    "Partition.updateFollowerFetchState → maybeExpandIsr, canAddReplicaToIsr, isReplicaIsrEligible (KIP-841), "
+    "needsExpandIsr / isFollowerInSync (KIP-320, KAFKA-7128); KIP-497",
+)
+def isr_expansion_proposed(s: State) -> tuple[str, ...]:
+    """A leader proposes a follower back into its ISR at the Fetch that finds it in sync (LEO at
+    least the HW and, from KIP-320, the start of the leader's epoch), unless an AlterPartition is in
+    flight or its metadata may still hold the follower fenced: before time moves on.
+
+    Judged where every Fetch, every partition record a broker receives and every move of time is
+    seen (``State.tracks_isr_expansion``: the lockstep judge); the rule is model.isr_expansion's."""
+    return s.ghost.late_expansions
 
 
 @timer_bounds.reports(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kconform.model import elr as elr_rules
-from kconform.model import epochs, fencing, fetch_pacing, isr_expiration, purgatory
+from kconform.model import epochs, fencing, fetch_pacing, isr_expansion, isr_expiration, purgatory
 from kconform.model import log_start as ls
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.model.errors import (
@@ -32,6 +32,7 @@ from kconform.model.errors import (
     REQUEST_TIMED_OUT,
 )
 from kconform.model.evolve import evolve
+from kconform.model.isr_expansion import may_expand as may_expand
 from kconform.model.isr_expiration import caught_up as caught_up
 from kconform.model.not_enabled import NotEnabled as NotEnabled
 from kconform.model.outcomes import EpochQueryResult, FetchResult, MetadataResult
@@ -576,6 +577,8 @@ def handle_fetch(
     )
     r = evolve(r, remotes=(*r.remotes[:follower], rem, *r.remotes[follower + 1 :]))
     s = _maybe_advance_hw(s.with_replica(leader, r), cfg, leader)
+    if s.tracks_isr_expansion:
+        s = isr_expansion.after_fetch(s, cfg, leader, follower)
     return s, FetchResponse(NONE, resp.entries, hw_before, -1, -1, r.leo, s.replica(leader).hw, r.log_start)
 
 
@@ -755,18 +758,6 @@ def may_shrink(s: State, cfg: ReplicationConfig, leader: int, removed: set[int])
     return all(not caught_up(cfg, r.remotes[f], r.leo, s.now_ms) for f in removed)
 
 
-def may_expand(s: State, cfg: ReplicationConfig, leader: int, follower: int) -> bool:
-    """Partition.isFollowerInSync: LEO ≥ leader HW and, since KIP-320 (KAFKA-7128), ≥ the start
-    offset of the leader's epoch so that no committed data of an earlier epoch can be missing."""
-    r = s.replica(leader)
-    leo = r.remotes[follower].leo
-    if leo < r.hw:
-        return False
-    if cfg.protocol.fenced:
-        return leo >= epochs.start_offset_of(r.epoch_cache, r.leader_epoch)
-    return True
-
-
 def propose_isr(s: State, cfg: ReplicationConfig, leader: int, msg: int, isr: tuple[int, ...]) -> State:
     """The leader proposes a shrink (laggards out) or an expansion (one in-sync follower in)."""
     r = _require_alive(s, leader)
@@ -791,6 +782,8 @@ def propose_isr(s: State, cfg: ReplicationConfig, leader: int, msg: int, isr: tu
     pending = PendingIsr(msg, members, r.leader_epoch, r.partition_epoch, seen)
     since = s.now_ms if s.tracks_isr_expiration else r.isr_since_ms
     s = s.with_replica(leader, evolve(r, pending_isr=pending, isr_since_ms=since))
+    if s.tracks_isr_expansion:
+        s = isr_expansion.proposed(s, leader, members)
     return _maybe_advance_hw(s, cfg, leader)
 
 
@@ -1006,10 +999,15 @@ def advance_clock(s: State, now_ms: int, cfg: ReplicationConfig | None = None) -
     a leader kept past the isr-expiration task's bound are recorded (``Ghost.late_shrinks``,
     model.isr_expiration): a new ghost value, so the judge re-checks on that tick. Likewise, where
     the followers' fetch pacing is tracked, followers whose next request is overdue
-    (``Ghost.stalled_fetchers``, model.fetch_pacing), and, where fencing is tracked, crashed brokers
-    the controller left unfenced past its session bound (``Ghost.late_fences``, model.fencing)."""
+    (``Ghost.stalled_fetchers``, model.fetch_pacing), where fencing is tracked, crashed brokers
+    the controller left unfenced past its session bound (``Ghost.late_fences``, model.fencing), and,
+    where ISR expansion is tracked, expansions a leader still owed from a Fetch of the instant that
+    ends (``Ghost.late_expansions``, model.isr_expansion)."""
     if now_ms < s.now_ms:
         raise NotEnabled(f"clock moved backwards from {s.now_ms} to {now_ms} ms")
+    if s.ghost.owed_expansions and now_ms > s.now_ms:
+        late = isr_expansion.late(s)
+        s = evolve(s, ghost=evolve(s.ghost, owed_expansions=(), late_expansions=late or s.ghost.late_expansions))
     s = evolve(s, now_ms=now_ms)
     if s.tracks_purgatory and _has_parked(s):
         s = purgatory.pass_time(s, now_ms)

@@ -51,6 +51,11 @@ class RemoteReplica:
     always unless the config's ``elr`` (the Kafka 4.x rung, which has KIP-903)."""
 
 
+NOT_UNFENCED = 1 << 62
+"""``Replica.unfenced_at`` of a broker the controller has not unfenced since it (re)started: no
+partition record ever published follows its unfencing."""
+
+
 NO_REQUEST = -1
 """``FetcherClock.latest`` before a fetcher's first request."""
 
@@ -158,6 +163,15 @@ class Replica:
     AlterPartition end: the start of the window in which its isr-expiration task must act
     (model.isr_expiration). Kept only where ISR expiration is judged; not part of the state's
     identity."""
+    metadata_seen: int = field(default=-1, compare=False)
+    """The latest partition epoch this broker received from the controller, applied or ignored
+    (model.isr_expansion: its metadata cache is at least that new). Kept only where ISR expansion
+    is judged (``State.tracks_isr_expansion``); not part of the state's identity."""
+    unfenced_at: int = field(default=NOT_UNFENCED, compare=False)
+    """The first partition epoch published after this broker's latest unfencing (model.isr_expansion:
+    a leader that received it knows the broker unfenced); NOT_UNFENCED until the controller unfences
+    it and again after a crash. Kept only where ISR expansion is judged; not part of the state's
+    identity."""
     log_start: int = 0
     """The first offset the replica still serves (model.log_start): ``log`` holds the placeholder
     ``log_start.deleted(o)`` at every offset below it (DeleteRecords, retention, or a follower that
@@ -234,6 +248,13 @@ class Ghost:
     late_fences: tuple[str, ...] = field(default=(), compare=False)
     """Crashed brokers the controller left unfenced past the session bound (read by
     CrashedBrokerFenced; model.fencing). Not part of the state's identity, like ``late_shrinks``."""
+    owed_expansions: tuple[tuple[int, int, int], ...] = field(default=(), compare=False)
+    """(leader, follower, leader epoch) for each Fetch at this instant after which the leader owes
+    an AlterPartition adding the follower (model.isr_expansion); cleared when time moves on. Not
+    part of the state's identity, like ``late_shrinks``."""
+    late_expansions: tuple[str, ...] = field(default=(), compare=False)
+    """Expansions still owed when time moved on (read by IsrExpansionProposed; model.isr_expansion).
+    Not part of the state's identity, like ``late_shrinks``."""
     late_shrinks: tuple[str, ...] = field(default=(), compare=False)
     """ISR members a running leader left in its ISR longer than its isr-expiration task allows
     (read by IsrShrinkBounded; model.isr_expiration). Not part of the state's identity: the
@@ -277,6 +298,12 @@ class State:
     on for the lockstep judge, which sees a ClockAdvanced event at every time a timer fires; off
     for the model searches, whose clock jumps and ISR shrinks are separate atomic actions. Not part
     of the state's identity."""
+
+    tracks_isr_expansion: bool = field(default=False, compare=False)
+    """Whether the leader's prompt ISR expansion is judged (model.isr_expansion, IsrExpansionProposed):
+    on for the lockstep judge, which sees every Fetch, every partition record a broker receives and
+    a ClockAdvanced event whenever time moves; off for the model searches, whose proposals are
+    atomic actions of their own choosing. Not part of the state's identity."""
 
     tracks_fencing: bool = field(default=False, compare=False)
     """Whether the controller's session bound is judged (model.fencing, CrashedBrokerFenced): on for

@@ -19,7 +19,7 @@ from typing import Any
 
 from kconform.conformance.judge import Finding, LockstepJudge, Mismatch, compare, compare_fields, own_request
 from kconform.conformance.replication import coverage
-from kconform.model import fetch_pacing, invariants, read_replica, replication
+from kconform.model import fetch_pacing, invariants, isr_expansion, read_replica, replication
 from kconform.model.config import ReplicationConfig
 from kconform.model.errors import FENCED_LEADER_EPOCH
 from kconform.model.replication import (
@@ -73,6 +73,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             tracks_isr_expiration=True,
             tracks_fetchers=True,
             tracks_fencing=True,
+            tracks_isr_expansion=True,
         )
         super().__init__(cfg, checked, initial)
         self._memo: invariants.Memo = {}  # state invariants whose inputs did not change are not re-run
@@ -160,7 +161,9 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         return self._election(e, replication.controller_fence(self.state, self.cfg, e.broker))
 
     def _broker_unfenced(self, e: ev.BrokerUnfenced) -> State:
-        return self._election(e, replication.controller_unfence(self.state, self.cfg, e.broker))
+        pre = self.state
+        s = self._election(e, replication.controller_unfence(pre, self.cfg, e.broker))
+        return isr_expansion.unfenced(pre, s, self.cfg, e.broker) if s.tracks_isr_expansion else s
 
     def _leader_moved(self, e: ev.LeaderMoved) -> State:
         return self._election(e, replication.controller_move_leader(self.state, self.cfg, e.leader))
@@ -199,6 +202,8 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         s, out = replication.apply_metadata(self.state, self.cfg, e.node, rec)
         self._after = s
         compare_fields(e, out, ("outcome", "truncated_to", "hw"))
+        if s.tracks_isr_expansion:
+            s = isr_expansion.saw_metadata(s, e.node, e.partition_epoch)
         return fetch_pacing.started(s, e.node) if out.outcome == "become_follower" else s
 
     # ------------------------------------------------------------------------------------------
