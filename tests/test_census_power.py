@@ -1,5 +1,5 @@
 """Zoo scenarios from the 2026-11-27 census of impl/replication's log, partition and broker (issue 17,
-docs/benchmarks.md, "Fifth measurement"): each kills a survivor of the census draw with a Kafka-real
+docs/benchmarks.md, "Fifth measurement ... census"): each kills a survivor of the census draw with a Kafka-real
 situation; the clean reference passes (the near miss), and the census mutant itself, compiled from
 its mutated tree and put in place of the real function, is caught.
 
@@ -9,7 +9,13 @@ its mutated tree and put in place of the real function, is caught.
   answers at once only when ``maxWaitMs <= 0``; ``Broker._on_consumer_fetch``'s ``> 0`` -> ``> 1``);
 - ``epochs-above-offsets-kip-279``: the 0.11-2.0 LeaderEpochFileCache.assign compares the new
   epoch's start with the latest start, not the latest epoch (``LeaderEpochCache.assign``'s
-  ``[-1][1]`` -> ``[-1][0]``).
+  ``[-1][1]`` -> ``[-1][0]``);
+- ``pending-expansion-hw``: a member proposed in counts for the HW while the AlterPartition is in
+  flight, caught up or not (KIP-497, Partition.maybeIncrementLeaderHW over the maximal ISR;
+  ``Partition.maybe_increment_hw``'s ``if isr_only`` negated);
+- ``follower-one-batch-behind``: a follower at the leader's LEO of its previous Fetch is caught up
+  as of that Fetch (Replica.updateFetchStateOrThrow; ``RemoteReplica.record_fetch`` without that
+  rule).
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ from kconform.ci.mutation.operators import mutated_tree
 from kconform.conformance.replication.scenarios import (
     CONSUME_WAIT_ONE_MS,
     EPOCHS_ABOVE_OFFSETS_KIP_279,
+    FOLLOWER_ONE_BATCH_BEHIND,
+    PENDING_EXPANSION_HW,
     RESTARTED_FOLLOWER_RETENTION,
     Scenario,
     run_scenario,
@@ -34,6 +42,7 @@ from kconform.conformance.runner import LockstepRun
 from kconform.impl.replication.broker import Broker
 from kconform.impl.replication.cluster import ReferenceCluster
 from kconform.impl.replication.log import LeaderEpochCache, ReplicaLog
+from kconform.impl.replication.partition import Partition, RemoteReplica
 from kconform.model.config import ReplicationConfig
 from kconform.traces import events as ev
 
@@ -85,6 +94,24 @@ CENSUS: dict[str, tuple[Scenario, str, str, type, str, str, str]] = {
         "epoch_query_sent",
         "requested_epoch",
     ),
+    "pending-expansion-hw": (
+        PENDING_EXPANSION_HW,
+        "kconform.impl.replication.partition",
+        "kconform.impl.replication.partition:Partition.maybe_increment_hw:negate:582dd3f3",
+        Partition,
+        "maybe_increment_hw",
+        "fetch_parked",
+        "leader_hw",
+    ),
+    "follower-one-batch-behind": (
+        FOLLOWER_ONE_BATCH_BEHIND,
+        "kconform.impl.replication.partition",
+        "kconform.impl.replication.partition:RemoteReplica.record_fetch:drop:e4702198",
+        RemoteReplica,
+        "record_fetch",
+        "isr_change_proposed",
+        "caught up",
+    ),
 }
 
 
@@ -124,3 +151,12 @@ def test_the_clean_runs_do_what_the_scenarios_say() -> None:
     epochs = _run(EPOCHS_ABOVE_OFFSETS_KIP_279)
     asked = [e.requested_epoch for e in _events(epochs, ev.EpochQuerySent) if e.node == 1]
     assert asked[-1] == 4
+    pending = _run(PENDING_EXPANSION_HW)
+    proposed = [(e.node, e.isr) for e in _events(pending, ev.IsrChangeProposed)]
+    assert (1, (0, 1, 2)) in proposed
+    parked_hws = [e.leader_hw for e in _events(pending, ev.FetchParked) if e.node == 1 and e.follower == 0]
+    assert 1 in parked_hws  # broker 0 at offset 2, broker 2 proposed in at offset 1: the HW stays 1
+    behind = _run(FOLLOWER_ONE_BATCH_BEHIND)
+    answered = [e for e in _events(behind, ev.FetchHandled) if e.node == 0 and e.follower == 1]
+    assert len([e for e in answered if len(e.entries) == 1 and e.leader_leo == e.entries[0].offset + 1]) == 16
+    assert not [e for e in _events(behind, ev.IsrChangeProposed) if 1 not in e.isr]  # never proposed out

@@ -716,6 +716,64 @@ def EPOCHS_ABOVE_OFFSETS_KIP_279() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "pending-expansion-hw", min_replicas=3)
+def PENDING_EXPANSION_HW() -> tuple[o.Operation, ...]:
+    """KIP-497 (Partition.maybeIncrementLeaderHW over the maximal ISR): a member the leader proposed
+    in counts for its HW while the proposal is in flight, even when it is not caught up (issue 17's
+    census). Broker 2 crashes and is fenced out of the ISR; broker 1 leads epoch 1 (starting at
+    offset 1) and takes record 2, which broker 0 has not fetched yet; broker 2 restarts with record
+    1 only, and its Fetch from offset 1 (at the HW and the epoch's start, not at the LEO, never
+    caught up under this leader) makes broker 1 propose ISR [0, 1, 2]. While that AlterPartition is
+    in flight broker 0 fetches record 2: the HW must stay 1, at broker 2's LEO; a leader counting
+    only the committed ISR and the caught-up followers would move it to 2."""
+    return (
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Run(1000),
+        o.Crash(2),
+        *_session_expiry(),
+        o.MoveLeader(1),
+        o.Run(5000),
+        o.Produce(2, 1),
+        o.DeliverTo(1),  # record 2 at broker 1; broker 0's parked Fetch is answered
+        o.Restart(2),
+        o.Advance(1000),  # the controller publishes: broker 2 learns its leader
+        o.DeliverTo(2),
+        o.DeliverTo(1),  # broker 1's own copy of the record (ignored)
+        o.DeliverTo(1),  # broker 2's Fetch from offset 1: the expansion is proposed
+        o.DeliverTo(0),  # broker 0 gets record 2 and asks from offset 2
+        o.DeliverTo(1),  # its Fetch waits at broker 1: the HW stays 1 while broker 2 is at 1
+        o.Run(3000),
+    )
+
+
+def _one_batch_behind(rid: int) -> tuple[o.Operation, ...]:
+    """One round of ``follower-one-batch-behind``: record ``rid`` reaches leader 0 before follower
+    1's next Fetch does, 3 s pass (the controller's three publications are delivered and ignored),
+    then follower 1 gets its previous answer and asks again, from an offset the new record passed."""
+    return (
+        o.Produce(rid, 1),
+        o.Advance(3000),
+        *(o.DeliverTo(0),) * 4,  # the record first, then the publications: nothing else is bound for 0
+        *(o.DeliverTo(1),) * 4,  # the previous answer first: broker 1 asks again at once
+        o.DeliverTo(0),  # its Fetch, one record behind the LEO
+    )
+
+
+@declare(Scenario, "follower-one-batch-behind", min_replicas=3)
+def FOLLOWER_ONE_BATCH_BEHIND() -> tuple[o.Operation, ...]:
+    """A follower that keeps reaching the leader's LEO as of its previous Fetch stays in sync
+    (issue 17's census; Replica.updateFetchStateOrThrow: a fetch offset at the leader's LEO is
+    caught up now, and one at or past the leader's LEO of the previous Fetch is caught up as of that
+    Fetch's time; ReplicaState.isCaughtUp; replica.lag.time.max.ms): broker 2 crashes and is fenced;
+    then for 48 s every Fetch of follower 1 arrives after the leader appended one more record, so it
+    is never at the LEO when it asks, yet it has everything the leader had at its previous Fetch.
+    The leader must keep it in the ISR: a leader that counted only the first rule would see it
+    out of sync after replica.lag.time.max.ms and propose it out."""
+    rounds = tuple(op for rid in range(2, 18) for op in _one_batch_behind(rid))
+    return (o.Run(1000), o.Produce(1, 1), o.Run(1000), o.Crash(2), *_session_expiry(), *rounds, o.Run(3000))
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -744,6 +802,8 @@ SCENARIOS: dict[str, Scenario] = {
         RESTARTED_FOLLOWER_RETENTION,
         CONSUME_WAIT_ONE_MS,
         EPOCHS_ABOVE_OFFSETS_KIP_279,
+        PENDING_EXPANSION_HW,
+        FOLLOWER_ONE_BATCH_BEHIND,
     )
 }
 
