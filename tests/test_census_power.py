@@ -15,7 +15,11 @@ its mutated tree and put in place of the real function, is caught.
   ``Partition.maybe_increment_hw``'s ``if isr_only`` negated);
 - ``follower-one-batch-behind``: a follower at the leader's LEO of its previous Fetch is caught up
   as of that Fetch (Replica.updateFetchStateOrThrow; ``RemoteReplica.record_fetch`` without that
-  rule).
+  rule);
+- ``unclean-truncation-below-hw`` (the seed-11 census's open survivor): after an unclean election
+  (KIP-106) a follower truncates below its HW and the HW follows (UnifiedLog.truncateTo;
+  ``ReplicaLog.truncate_to`` without ``hw = min(hw, offset)``). The scenario runs with
+  unclean.leader.election.enable whatever the gate's configuration.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from kconform.conformance.replication.scenarios import (
     FOLLOWER_ONE_BATCH_BEHIND,
     PENDING_EXPANSION_HW,
     RESTARTED_FOLLOWER_RETENTION,
+    UNCLEAN_TRUNCATION_BELOW_HW,
     Scenario,
     run_scenario,
     zoo,
@@ -112,6 +117,15 @@ CENSUS: dict[str, tuple[Scenario, str, str, type, str, str, str]] = {
         "isr_change_proposed",
         "caught up",
     ),
+    "unclean-truncation-below-hw": (
+        UNCLEAN_TRUNCATION_BELOW_HW,
+        "kconform.impl.replication.log",
+        "kconform.impl.replication.log:ReplicaLog.truncate_to:drop:e195cdf9",
+        ReplicaLog,
+        "truncate_to",
+        "fetch_applied",
+        "hw",
+    ),
 }
 
 
@@ -160,3 +174,17 @@ def test_the_clean_runs_do_what_the_scenarios_say() -> None:
     answered = [e for e in _events(behind, ev.FetchHandled) if e.node == 0 and e.follower == 1]
     assert len([e for e in answered if len(e.entries) == 1 and e.leader_leo == e.entries[0].offset + 1]) == 16
     assert not [e for e in _events(behind, ev.IsrChangeProposed) if 1 not in e.isr]  # never proposed out
+    unclean = _run(UNCLEAN_TRUNCATION_BELOW_HW)
+    assert [(e.node, e.log_end, e.hw) for e in _events(unclean, ev.BrokerRestarted)] == [(2, 0, 0), (1, 2, 2)]
+    assert [e.broker for e in _events(unclean, ev.BrokerUnfenced) if e.unclean] == [2]
+    diverged = [(e.node, e.truncated_to, e.hw) for e in _events(unclean, ev.FetchApplied) if e.outcome == "diverged"]
+    assert diverged == [(1, 0, 0)]
+    allowed = [f for step in unclean.steps for f in step.findings]
+    assert allowed and not any(f.failing for f in allowed)  # the unclean election's losses, permitted
+
+
+def test_the_unclean_scenario_runs_with_unclean_elections_whatever_the_gate() -> None:
+    assert not GATE_CONFIG.unclean_leader_election
+    assert UNCLEAN_TRUNCATION_BELOW_HW.configure(GATE_CONFIG).unclean_leader_election
+    assert UNCLEAN_TRUNCATION_BELOW_HW.configure(GATE_CONFIG).protocol is GATE_CONFIG.protocol
+    assert RESTARTED_FOLLOWER_RETENTION.configure(GATE_CONFIG) is GATE_CONFIG

@@ -35,11 +35,17 @@ class Scenario:
     whose timing differs from the reference's may walk into: the gate would report the rung's
     invariant violation as the implementation's, so a scenario pinned there must be shown not to."""
 
+    unclean: bool = False
+    """Whether the scenario runs with unclean.leader.election.enable (KIP-106) whatever the gate's:
+    the losses it permits are then allowed findings, not violations, and the run carries it."""
+
     def configure(self, cfg: ReplicationConfig) -> ReplicationConfig:
         """The configuration the scenario runs on when the gate runs ``cfg``: ``cfg`` itself, or on
         ``protocol`` without what the rung's Kafka versions did not have (KIP-966 ELR, 4.0; KIP-392
         follower fetching, 2.4), the rest (delays, log start moves, timeouts) kept. The run, and so
         a counterexample file, carries it: replay re-drives the same rung."""
+        if self.unclean and not cfg.unclean_leader_election:
+            cfg = replace(cfg, unclean_leader_election=True)
         if self.protocol is None or self.protocol is cfg.protocol:
             return cfg
         return replace(cfg, protocol=self.protocol, eligible_leader_replicas_version=0, follower_fetching=False)
@@ -774,6 +780,33 @@ def FOLLOWER_ONE_BATCH_BEHIND() -> tuple[o.Operation, ...]:
     return (o.Run(1000), o.Produce(1, 1), o.Run(1000), o.Crash(2), *_session_expiry(), *rounds, o.Run(3000))
 
 
+@declare(Scenario, "unclean-truncation-below-hw", min_replicas=3, unclean=True)
+def UNCLEAN_TRUNCATION_BELOW_HW() -> tuple[o.Operation, ...]:
+    """An unclean election makes a follower truncate below its HW (KIP-106; UnifiedLog.truncateTo:
+    the HW follows the log end down, ``highWatermark = min(highWatermark, targetOffset)``): broker 2
+    crashes empty and is fenced (and after replica.lag.time.max.ms no longer counts for the HW);
+    brokers 0 and 1 commit records 1 and 2 and checkpoint their HW 2;
+    both crash, broker 2 restarts and is elected uncleanly (unclean.leader.election.enable) with an
+    empty log; broker 1 restarts with HW 2 and must truncate to 0, its HW with it. Runs with
+    unclean.leader.election.enable whatever the gate's configuration (the losses are allowed
+    findings); clean elections never truncate a follower below its HW, so no other run reaches it."""
+    return (
+        o.Run(1000),
+        o.Crash(2),
+        o.Run(31_000),  # fenced, and no longer caught up: the HW rule stops counting it
+        o.Produce(1, -1),
+        o.Produce(2, -1),
+        o.Run(6000),
+        o.Crash(0),
+        o.Crash(1),
+        *_session_expiry(),
+        o.Restart(2),
+        o.Run(3000),
+        o.Restart(1),
+        o.Run(3000),
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -804,6 +837,7 @@ SCENARIOS: dict[str, Scenario] = {
         EPOCHS_ABOVE_OFFSETS_KIP_279,
         PENDING_EXPANSION_HW,
         FOLLOWER_ONE_BATCH_BEHIND,
+        UNCLEAN_TRUNCATION_BELOW_HW,
     )
 }
 
