@@ -67,6 +67,7 @@ BAD_STATES: dict[str, Callable[[State], State]] = {
     "IsrShrinkBounded": lambda s: replace(s, ghost=replace(s.ghost, late_shrinks=("leader 0 kept follower 2",))),
     "FollowerKeepsFetching": lambda s: replace(s, ghost=replace(s.ghost, stalled_fetchers=("broker 2 follows",))),
     "CrashedBrokerFenced": lambda s: replace(s, ghost=replace(s.ghost, late_fences=("broker 2 crashed",))),
+    "IsrExpansionProposed": lambda s: replace(s, ghost=replace(s.ghost, late_expansions=("leader 0 did not",))),
     "FollowerBacksOff": lambda s: replace(s, ghost=replace(s.ghost, hasty_fetches=("broker 2 sent request 9",))),
     "ElrDisjointFromIsr": lambda s: replace(s, elr=(1,), controller=replace(s.controller, isr=(0, 1))),
     "ElrOnlyBelowMinIsr": lambda s: replace(s, elr=(2,), controller=replace(s.controller, isr=(0, 1))),
