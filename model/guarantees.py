@@ -21,6 +21,7 @@ from typing import Generic, TypeVar
 
 S = TypeVar("S")
 C = TypeVar("C")
+P = TypeVar("P")
 
 Inputs = tuple[object, ...]
 
@@ -69,6 +70,30 @@ def same_inputs(a: Inputs, b: Inputs) -> bool:
     return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
+def per_state(part: Callable[[S], P]) -> Callable[[S], P]:
+    """``part`` (a piece of a state that several invariants' inputs read, e.g. every replica's log)
+    computed once per state: called again with the very same state object it returns the value it
+    computed for it (states are immutable values; the last one is held, so its id is not reused).
+    ``check_state`` then computes a shared part once, not once per invariant that reads it."""
+    slot: list[tuple[object, P]] = []  # the last (state, value), replaced whole (one atomic store)
+
+    def once(s: S) -> P:
+        if slot:
+            last = slot[0]
+            if last[0] is s:
+                return last[1]
+        value = part(s)
+        slot[:] = [(s, value)]
+        return value
+
+    once.__doc__ = part.__doc__
+    once.__name__ = getattr(part, "__name__", "part")
+    return once
+
+
+_StateEntry = tuple[str, Callable[[S, C], Iterator[Violation]], Callable[[S], Inputs] | None]
+
+
 @dataclass
 class Registry(Generic[S, C]):
     """One slice's invariants by name, in registration order."""
@@ -76,6 +101,9 @@ class Registry(Generic[S, C]):
     same: Callable[[Inputs, Inputs], bool] = equal_inputs
     """When two checks' inputs count as the same (``equal_inputs`` or ``same_inputs``)."""
     invariants: dict[str, Invariant[S, C]] = field(default_factory=dict)
+    _state_entries: tuple[int, tuple[_StateEntry[S, C], ...]] = field(default=(-1, ()), init=False, repr=False)
+    """(len(invariants) when built, the state invariants as (name, check, inputs)): what
+    ``check_state`` loops over, rebuilt when an invariant was registered since."""
 
     def state(
         self, name: str, cite: str, inputs: Callable[[S], Inputs]
@@ -104,6 +132,17 @@ class Registry(Generic[S, C]):
             raise ValueError(f"invariant {inv.name!r} registered twice")
         self.invariants[inv.name] = inv
 
+    def _states(self) -> tuple[_StateEntry[S, C], ...]:
+        built, entries = self._state_entries
+        if built != len(self.invariants):
+            entries = tuple(
+                (inv.name, inv.state_check, inv.inputs)
+                for inv in self.invariants.values()
+                if inv.state_check is not None
+            )
+            self._state_entries = (len(self.invariants), entries)
+        return entries
+
     def check_state(
         self, s: S, cfg: C, names: frozenset[str] | None = None, memo: Memo | None = None
     ) -> list[Violation]:
@@ -111,21 +150,30 @@ class Registry(Generic[S, C]):
         states, e.g. one judge's), an invariant whose inputs are the same (``same``) as at its previous
         check in that memo under the same config is not re-run: its verdict then is returned again."""
         out: list[Violation] = []
+        if memo is None:
+            for name, check, _inputs in self._states():
+                if names is None or name in names:
+                    out.extend(check(s, cfg))
+            return out
+        by_value = self.same is equal_inputs  # compared inline: a call per invariant costs as much as ==
         same = self.same
-        for inv in self.invariants.values():
-            if inv.state_check is None or (names is not None and inv.name not in names):
+        get = memo.get
+        for name, check, inputs in self._states():
+            if names is not None and name not in names:
                 continue
-            if memo is None or inv.inputs is None:
-                out.extend(inv.state_check(s, cfg))
+            if inputs is None:
+                out.extend(check(s, cfg))
                 continue
-            inputs = inv.inputs(s)
-            last = memo.get(inv.name)
-            if last is not None and last[0] is cfg and same(last[1], inputs):
-                out.extend(last[2])
+            now = inputs(s)
+            last = get(name)
+            if last is not None and last[0] is cfg and (last[1] == now if by_value else same(last[1], now)):
+                if last[2]:
+                    out.extend(last[2])
                 continue
-            found = list(inv.state_check(s, cfg))
-            memo[inv.name] = (cfg, inputs, found)
-            out.extend(found)
+            found = list(check(s, cfg))
+            memo[name] = (cfg, now, found)
+            if found:
+                out.extend(found)
         return out
 
     def check_step(self, pre: S, post: S, cfg: C, names: frozenset[str] | None = None) -> list[Violation]:
@@ -137,4 +185,4 @@ class Registry(Generic[S, C]):
         return out
 
 
-__all__ = ["Invariant", "Memo", "Registry", "Violation", "equal_inputs", "same_inputs"]
+__all__ = ["Invariant", "Memo", "Registry", "Violation", "equal_inputs", "per_state", "same_inputs"]

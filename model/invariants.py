@@ -66,23 +66,28 @@ def _entry_at(r: Replica, offset: int) -> Entry | None:
 
 # The inputs of the state checks: what each reads, as values. Per replica, in broker order (an
 # index is a broker id); a superset of what a check reads is sound (it is only re-run more often).
+# A part several checks read is ``per_state``: computed once per state, whichever checks read it.
 
 
+@guarantees.per_state
 def _permits(s: State) -> tuple[object, ...]:
     """What _loss_permitted and _any_permitted read."""
     return (s.ghost.unclean_epochs, s.ghost.crash_lost_data)
 
 
+@guarantees.per_state
 def _logs(s: State) -> tuple[tuple[bool, int, tuple[Entry, ...], int], ...]:
     """Each replica's liveness, HW, log and log start (_running, HW and LEO checks)."""
     return tuple([(r.alive, r.hw, r.log, r.log_start) for r in s.replicas])
 
 
+@guarantees.per_state
 def _leader_logs(s: State) -> tuple[tuple[object, ...], ...]:
     """Each replica's leadership (State.presumes_leadership), leader epoch and log."""
     return tuple([(r.alive, r.registered, r.leader, r.leader_epoch, r.log) for r in s.replicas])
 
 
+@guarantees.per_state
 def _isr_views(s: State) -> tuple[tuple[object, ...], ...]:
     """Each replica's leadership, leader epoch, HW, log and own ISR view."""
     return tuple(

@@ -1,0 +1,81 @@
+"""model.guarantees' hot path (issue 17, speed): a shared input part computed once per state, and a
+registry whose check loop sees invariants registered after its first check (as a helper adding an
+invariant in the existing style does, at import time of any module)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from kconform.model import guarantees
+from kconform.model.guarantees import Memo, Registry, Violation
+
+
+@dataclass(frozen=True)
+class _S:
+    x: int
+    y: int
+
+
+def test_a_per_state_part_is_computed_once_per_state_object() -> None:
+    calls: list[_S] = []
+
+    @guarantees.per_state
+    def part(s: _S) -> tuple[int, int]:
+        """Both fields."""
+        calls.append(s)
+        return (s.x, s.y)
+
+    a, b = _S(1, 2), _S(1, 2)
+    assert part(a) == (1, 2) and part(a) == (1, 2)
+    assert calls == [a]
+    assert part(b) == (1, 2) and len(calls) == 2  # an equal state that is another object: computed again
+    assert part(_S(3, 4)) == (3, 4) and part(a) == (1, 2) and len(calls) == 4  # only the last state is held
+    assert part.__doc__ == "Both fields." and part.__name__ == "part"
+
+
+def _registry() -> Registry[_S, object]:
+    reg: Registry[_S, object] = Registry()
+
+    @guarantees.per_state
+    def shared(s: _S) -> tuple[int, ...]:
+        return (s.x,)
+
+    @reg.state("XSmall", "test", lambda s: (shared(s),))
+    def x_small(s: _S, cfg: object) -> Iterator[Violation]:
+        if s.x > 5:
+            yield Violation("XSmall", f"x {s.x}")
+
+    @reg.state("XEven", "test", lambda s: (shared(s),))
+    def x_even(s: _S, cfg: object) -> Iterator[Violation]:
+        if s.x % 2:
+            yield Violation("XEven", f"x {s.x}")
+
+    return reg
+
+
+def test_an_invariant_registered_after_a_check_is_checked_memo_or_not() -> None:
+    reg, cfg = _registry(), object()
+    memo: Memo = {}
+    assert [v.invariant for v in reg.check_state(_S(7, 0), cfg, memo=memo)] == ["XSmall", "XEven"]
+
+    @reg.state("YZero", "test", lambda s: (s.y,))
+    def y_zero(s: _S, cfg: object) -> Iterator[Violation]:
+        if s.y:
+            yield Violation("YZero", f"y {s.y}")
+
+    state = _S(7, 1)
+    assert [v.invariant for v in reg.check_state(state, cfg, memo=memo)] == ["XSmall", "XEven", "YZero"]
+    assert [v.invariant for v in reg.check_state(state, cfg)] == ["XSmall", "XEven", "YZero"]
+    assert [v.invariant for v in reg.check_state(state, cfg, frozenset({"YZero"}), memo)] == ["YZero"]
+    assert reg.check_state(_S(2, 0), cfg, memo=memo) == []  # the memo re-ran what changed: nothing fires
+
+
+def test_the_memo_returns_the_verdict_of_equal_inputs_and_reruns_on_a_change() -> None:
+    reg, cfg = _registry(), object()
+    memo: Memo = {}
+    first = reg.check_state(_S(9, 0), cfg, memo=memo)
+    again = reg.check_state(_S(9, 5), cfg, memo=memo)  # y is read by none: the same verdicts, not re-run
+    assert again == first and all(a is b for a, b in zip(again, first, strict=True))
+    assert [v.message for v in reg.check_state(_S(11, 0), cfg, memo=memo)] == ["x 11", "x 11"]
+    assert reg.check_state(_S(9, 0), object(), memo=memo) == first  # another config: re-run, same values
