@@ -6,12 +6,14 @@ measured in the same run.
 
 ``--against REV`` measures before/after side by side: the same seeded campaign runs in a child
 process on the code of git revision ``REV`` (exported to a temporary directory) and on the working
-tree, alternately ``--rounds`` times, each side first in every other round (so load from other work
+tree, alternately ``--rounds`` times, the sides' order rotating every round (so load from other work
 on the machine falls on both), and prints each round and the medians, per wall-clock second and per
 CPU second of the child (the steadier figure on a shared machine), events and operations.
 The working tree's side runs the gate's engine (``ci.options.GATE_ENGINE``, the walk) unless
-``--engine hypothesis`` says otherwise; ``REV`` runs its own default (Hypothesis before the walk
-became the gate's). Each child first runs a
+``--engine hypothesis`` says otherwise; the ``REV`` sides run ``--before-engine`` (default
+Hypothesis, every revision's default before the walk became the gate's). ``--against`` is
+repeatable: every revision and the working tree side by side in one run (e.g. the issue's baseline
+and the branch's start), each side first in turn. Each child first runs a
 two-example warm-up campaign, so that module loading (which differs between revisions) is not
 counted. The child uses only entry points both sides have (``run_campaign``, ``make_adapter``,
 ``config_from_json``).
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -145,15 +148,27 @@ def _child(pythonpath: Path, name: str, examples: int, steps: int, engine: str) 
 
 
 def compare(
-    rev: str, name: str, examples: int, steps: int, rounds: int, console: Console, engine: str = "hypothesis"
+    revs: Sequence[str],
+    name: str,
+    examples: int,
+    steps: int,
+    rounds: int,
+    console: Console,
+    engine: str = "hypothesis",
+    before_engine: str = "hypothesis",
 ) -> int:
-    """Before (``rev``, its default engine) / after (working tree, ``engine``) side by side, ``rounds``
-    alternating runs each."""
+    """Before (each of ``revs``, with ``before_engine``) / after (working tree, ``engine``) side by
+    side: ``rounds`` runs each, the sides' order rotating every round so that no side always runs
+    first; each round's figures, then the medians and each before side's after/before ratios."""
     here = Path(__file__).resolve().parents[2]
     with tempfile.TemporaryDirectory(prefix="kconform-throughput-") as tmp:
-        before_tree = _package_tree(_export(rev, Path(tmp) / "before"), Path(tmp) / "before")
-        after_tree = _package_tree(here, Path(tmp) / "after")
-        table = Table(title=f"lockstep throughput, {name}: {rev} (before) vs working tree, engine {engine} (after)")
+        sides: list[tuple[str, Path, str]] = [
+            (rev, _package_tree(_export(rev, Path(tmp) / f"before{i}"), Path(tmp) / f"before{i}"), before_engine)
+            for i, rev in enumerate(revs)
+        ]
+        sides.append(("working tree", _package_tree(here, Path(tmp) / "after"), engine))
+        title = f"lockstep throughput, {name}: {', '.join(revs)} ({before_engine}) vs working tree ({engine})"
+        table = Table(title=title)
         columns = (
             "round",
             "side",
@@ -168,13 +183,13 @@ def compare(
         )
         for column in columns:
             table.add_column(column, justify="right")
-        rates: dict[str, list[float]] = {"before": [], "after": []}
-        cpu_rates: dict[str, list[float]] = {"before": [], "after": []}
-        op_rates: dict[str, list[float]] = {"before": [], "after": []}
+        rates: dict[str, list[float]] = {side: [] for side, _t, _e in sides}
+        cpu_rates: dict[str, list[float]] = {side: [] for side, _t, _e in sides}
+        op_rates: dict[str, list[float]] = {side: [] for side, _t, _e in sides}
         for i in range(rounds):
-            order = (("before", before_tree), ("after", after_tree))
-            for side, tree in order if i % 2 == 0 else order[::-1]:  # neither side always runs first
-                r = _child(tree, name, examples, steps, engine if side == "after" else "hypothesis")
+            shift = i % len(sides)
+            for side, tree, side_engine in sides[shift:] + sides[:shift]:  # no side always runs first
+                r = _child(tree, name, examples, steps, side_engine)
                 rates[side].append(r["events"] / r["seconds"])
                 cpu_rates[side].append(r["events"] / r["cpu"])
                 op_rates[side].append(r["steps"] / r["cpu"])
@@ -191,15 +206,20 @@ def compare(
                     f"{r['steps'] / r['cpu']:.0f}",
                 )
         console.print(table)
-    before, after = statistics.median(rates["before"]), statistics.median(rates["after"])
-    cpu_before, cpu_after = statistics.median(cpu_rates["before"]), statistics.median(cpu_rates["after"])
-    ops_before, ops_after = statistics.median(op_rates["before"]), statistics.median(op_rates["after"])
+    after = "working tree"
+    for rev in revs:
+        before_w, after_w = statistics.median(rates[rev]), statistics.median(rates[after])
+        cpu_before, cpu_after = statistics.median(cpu_rates[rev]), statistics.median(cpu_rates[after])
+        ops_before, ops_after = statistics.median(op_rates[rev]), statistics.median(op_rates[after])
+        console.print(
+            f"against {rev}: median events/s: before {before_w:.0f}, after {after_w:.0f} "
+            f"(after/before {after_w / before_w:.2f}); "
+            f"events per CPU-second: before {cpu_before:.0f}, after {cpu_after:.0f} "
+            f"(after/before {cpu_after / cpu_before:.2f}); "
+            f"operations per CPU-second: before {ops_before:.0f}, after {ops_after:.0f} "
+            f"(after/before {ops_after / ops_before:.2f})"
+        )
     console.print(
-        f"median events/s: before {before:.0f}, after {after:.0f} (after/before {after / before:.2f}); "
-        f"events per CPU-second: before {cpu_before:.0f}, after {cpu_after:.0f} "
-        f"(after/before {cpu_after / cpu_before:.2f}); "
-        f"operations per CPU-second: before {ops_before:.0f}, after {ops_after:.0f} "
-        f"(after/before {ops_after / ops_before:.2f}); "
         f"machine {platform.machine()}, python {platform.python_version()}, "
         f"{os.cpu_count()} cores, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}, "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
@@ -212,7 +232,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slice", default="replication", choices=tuple(SLICES))
     parser.add_argument("--examples", type=int, default=200)
     parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--against", metavar="REV", help="compare with git revision REV (before/after)")
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        action="append",
+        help="compare with git revision REV (before/after); repeatable: every REV side by side in one run",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="alternating runs per side with --against")
     parser.add_argument(
         "--engine",
@@ -220,12 +245,20 @@ def main(argv: list[str] | None = None) -> int:
         choices=ENGINES,
         help="the working tree's search engine (the after side; default: the gate's)",
     )
+    parser.add_argument(
+        "--before-engine",
+        default="hypothesis",
+        choices=ENGINES,
+        help="the search engine of the --against sides (a revision without the walk engine runs only hypothesis)",
+    )
     args = parser.parse_args(argv)
     console = Console()
     if args.against is None:
         return measure_here(args.slice, args.examples, args.steps, console, args.engine)
     try:
-        return compare(args.against, args.slice, args.examples, args.steps, args.rounds, console, args.engine)
+        return compare(
+            args.against, args.slice, args.examples, args.steps, args.rounds, console, args.engine, args.before_engine
+        )
     except (OSError, subprocess.CalledProcessError, RuntimeError) as e:
         console.print(f"[red]throughput: {e}[/red]")
         return EXIT_ERROR
