@@ -17,7 +17,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 S = TypeVar("S")
 C = TypeVar("C")
@@ -93,6 +93,48 @@ def per_state(part: Callable[[S], P]) -> Callable[[S], P]:
 
 _StateEntry = tuple[str, Callable[[S, C], Iterator[Violation]], Callable[[S], Inputs] | None]
 
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class VersionedDict(dict[K, V]):
+    """A dict that counts its changes (``version``): a registry's invariants, so that what is built
+    from them (``Registry.check_state``'s loop) is rebuilt after any registration, replacement or
+    removal, including a test's ``INVARIANTS[name] = replace(...)``."""
+
+    version = 0
+
+    def _changed(self) -> None:
+        self.version += 1
+
+    def __setitem__(self, key: K, value: V) -> None:
+        super().__setitem__(key, value)
+        self._changed()
+
+    def __delitem__(self, key: K) -> None:
+        super().__delitem__(key)
+        self._changed()
+
+    def update(self, *args: Any, **kwargs: V) -> None:
+        super().update(*args, **kwargs)
+        self._changed()
+
+    def pop(self, *args: Any) -> Any:
+        self._changed()
+        return super().pop(*args)
+
+    def popitem(self) -> tuple[K, V]:
+        self._changed()
+        return super().popitem()
+
+    def setdefault(self, key: K, default: V = None) -> V:  # type: ignore[assignment]
+        self._changed()
+        return super().setdefault(key, default)
+
+    def clear(self) -> None:
+        super().clear()
+        self._changed()
+
 
 @dataclass
 class Registry(Generic[S, C]):
@@ -100,10 +142,10 @@ class Registry(Generic[S, C]):
 
     same: Callable[[Inputs, Inputs], bool] = equal_inputs
     """When two checks' inputs count as the same (``equal_inputs`` or ``same_inputs``)."""
-    invariants: dict[str, Invariant[S, C]] = field(default_factory=dict)
+    invariants: VersionedDict[str, Invariant[S, C]] = field(default_factory=VersionedDict)
     _state_entries: tuple[int, tuple[_StateEntry[S, C], ...]] = field(default=(-1, ()), init=False, repr=False)
-    """(len(invariants) when built, the state invariants as (name, check, inputs)): what
-    ``check_state`` loops over, rebuilt when an invariant was registered since."""
+    """(the invariants' version when built, the state invariants as (name, check, inputs)): what
+    ``check_state`` loops over, rebuilt when an invariant was registered, replaced or removed since."""
 
     def state(
         self, name: str, cite: str, inputs: Callable[[S], Inputs]
@@ -134,13 +176,13 @@ class Registry(Generic[S, C]):
 
     def _states(self) -> tuple[_StateEntry[S, C], ...]:
         built, entries = self._state_entries
-        if built != len(self.invariants):
+        if built != self.invariants.version:
             entries = tuple(
                 (inv.name, inv.state_check, inv.inputs)
                 for inv in self.invariants.values()
                 if inv.state_check is not None
             )
-            self._state_entries = (len(self.invariants), entries)
+            self._state_entries = (self.invariants.version, entries)
         return entries
 
     def check_state(

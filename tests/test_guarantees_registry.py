@@ -5,7 +5,7 @@ invariant in the existing style does, at import time of any module)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kconform.model import guarantees
 from kconform.model.guarantees import Memo, Registry, Violation
@@ -79,3 +79,16 @@ def test_the_memo_returns_the_verdict_of_equal_inputs_and_reruns_on_a_change() -
     assert again == first and all(a is b for a, b in zip(again, first, strict=True))
     assert [v.message for v in reg.check_state(_S(11, 0), cfg, memo=memo)] == ["x 11", "x 11"]
     assert reg.check_state(_S(9, 0), object(), memo=memo) == first  # another config: re-run, same values
+
+
+def test_a_replaced_invariant_is_the_one_checked() -> None:
+    reg, cfg = _registry(), object()
+    memo: Memo = {}
+    assert [v.invariant for v in reg.check_state(_S(7, 0), cfg, memo=memo)] == ["XSmall", "XEven"]
+    original = reg.invariants["XEven"]
+    reg.invariants["XEven"] = replace(original, state_check=lambda s, c: iter(()))
+    assert [v.invariant for v in reg.check_state(_S(9, 0), cfg, memo=memo)] == ["XSmall"]
+    del reg.invariants["XSmall"]
+    assert reg.check_state(_S(9, 0), cfg) == []
+    reg.invariants["XEven"] = original
+    assert [v.invariant for v in reg.check_state(_S(9, 0), cfg)] == ["XEven"]
