@@ -25,6 +25,7 @@ from kconform.ci import cli
 from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import AnyConfig
+from kconform.model.errors import NOT_LEADER_OR_FOLLOWER
 from kconform.model.fetch_config import FetchConfig
 from kconform.model.txn_config import TxnConfig
 from kconform.traces.corpus import EVENTS_DIR, Manifest, bucket_path, write_corpus
@@ -213,6 +214,36 @@ def test_clean_corpora_give_no_violation(tmp_path: Path) -> None:
     manifest = generate(tmp_path / "c", Plan(events=8_000, seed=11, trace_events=2_000)).manifest
     assert not run_duckdb(tmp_path / "c", manifest, manifest.buckets).counts
     assert not run_oracle(tmp_path / "c", manifest).flagged
+
+
+def _duplicated_acks_all_request(second_answer: int, leader_hw: int) -> list[Event]:
+    """One acks=all request delivered twice to leader 0 (copies at offsets 0 and 1), its two answers
+    in order, then leader 1 of epoch 1 writing another record at offset 1."""
+    return [
+        _lead(0, 0),
+        ProduceHandled(0, 1, 1, -1, 0, 0, 0, 0),
+        ProduceHandled(0, 1, 1, -1, 0, 1, 0, 0),
+        FetchHandled(0, 5, 1, 0, (), 0, -1, -1, 2, leader_hw),
+        ProduceCompleted(0, 1, 0),
+        ProduceCompleted(0, 1, second_answer),
+        _lead(1, 1),
+        _produce(1, 2, 1, 1, 1, 0),
+    ]
+
+
+def test_each_answer_of_a_duplicated_request_acknowledges_its_own_copy(tmp_path: Path) -> None:
+    """Found by a generated 100M-event corpus (2026-11-27, trace 10847): the first copy's answer is
+    NONE (the HW passed offset 0 only), the second copy's NOT_LEADER_OR_FOLLOWER; losing offset 1 is
+    then no committed-data loss, as the lockstep model says (model.replication.complete_produce
+    pairs each completion with the first delayed produce of that request still parked:
+    DelayedProduce per request in ReplicaManager's purgatory). The near miss: both answers NONE with
+    the HW past both copies, and the same overwrite is a loss."""
+    traces = [
+        _trace(_duplicated_acks_all_request(NOT_LEADER_OR_FOLLOWER, 1)),
+        _trace(_duplicated_acks_all_request(0, 2)),
+    ]
+    manifest = write_corpus(tmp_path / "c", traces, buckets=1)
+    assert _fired(run_duckdb(tmp_path / "c", manifest, manifest.buckets)) == {1: {"NoCommittedDataLoss"}}
 
 
 # --------------------------------------------------------------------------------------------

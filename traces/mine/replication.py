@@ -148,10 +148,15 @@ VIEWS: tuple[tuple[str, str], ...] = (
         "acked",
         """
         SELECT c.trace, c.pos AS ack_pos, h.pos AS write_pos, h.offset_ AS o, h.epoch AS e, h.rid AS r
-        FROM st c JOIN st h ON c.trace = h.trace AND c.node = h.node AND c.req = h.req
+        FROM (SELECT trace, node, inc, req, pos, error,
+                ROW_NUMBER() OVER (PARTITION BY trace, node, inc, req ORDER BY pos) AS k
+              FROM st WHERE kind = 'produce_completed') c
+        JOIN (SELECT trace, node, inc, req, pos, offset_, epoch, rid,
+                ROW_NUMBER() OVER (PARTITION BY trace, node, inc, req ORDER BY pos) AS k
+              FROM st WHERE kind = 'produce_handled' AND acks = -1 AND error = 0) h
+          ON c.trace = h.trace AND c.node = h.node AND c.inc = h.inc AND c.req = h.req AND c.k = h.k
         JOIN tr ON tr.trace = c.trace
-        WHERE c.kind = 'produce_completed' AND c.error = 0 AND h.kind = 'produce_handled' AND h.acks = -1
-          AND h.error = 0 AND tr.strict""",
+        WHERE c.error = 0 AND tr.strict""",
     ),
 )
 """The first views, in creation order (``ent``, ``writes`` and ``crossings`` come from ENTRIES_VIEW,
@@ -263,7 +268,9 @@ _register(
         "A record acknowledged to an acks=all producer stays at its offset on every leader of its "
         "epoch or a later one: after the acknowledgement no such leader shows another record there, "
         "and no leader of a later epoch is last seen with a log that ends before it (checked on "
-        "traces whose configuration permits no loss).",
+        "traces whose configuration permits no loss). A request delivered twice leaves two copies and "
+        "two answers: each answer acknowledges its own copy, in order (DelayedProduce per request; "
+        "model.replication.complete_produce).",
         "KIP-101, KIP-279, KIP-320; Kafka's durability contract for acks=all",
         "model invariant NoCommittedDataLoss",
         """
