@@ -196,6 +196,11 @@ class LockstepJudge(Generic[S, Cfg]):
             self.count_coverage(event, pre)
         return self._check_invariants(pre, self.state, event)
 
+    def note_operation(self, op: Operation) -> None:
+        """Told operation ``op`` before any event it caused is judged: what the environment does
+        during it that no event shows (the exactly-once judge: whether the network delivers,
+        model.txn_answers). Nothing unless a slice says otherwise."""
+
     def operation_done(self, op: Operation) -> list[Finding]:
         """Findings about operation ``op`` as a whole, asked after every event it caused was judged
         without a failure: whether the implementation did what an operation of the environment asks

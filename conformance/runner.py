@@ -92,10 +92,6 @@ class LockstepRun:
 
     def __post_init__(self) -> None:
         self.judge = for_config(self.cfg).make_judge(self.cfg, self.checked)
-        self._note_operation: Callable[[Operation], None] | None = getattr(self.judge, "note_operation", None)
-        """A judge that wants to know the operation behind each step's events before it judges them
-        (the exactly-once judge: whether the network delivers, model.txn_answers) defines
-        ``note_operation``."""
 
     def boot(self) -> StepRecord:
         """Step 0: reset the implementation and judge the bring-up events."""
@@ -142,8 +138,7 @@ class LockstepRun:
     def _judge(self, op: Operation, events: list[Event]) -> StepRecord:
         findings: list[Finding] = []
         if self.failure is None:
-            if self._note_operation is not None:
-                self._note_operation(op)
+            self.judge.note_operation(op)
             for found in self._verdicts(op, events):
                 if not found:
                     continue
