@@ -164,18 +164,12 @@ class Simulation(ABC, Generic[W]):
 
     def settle(self, max_messages: int) -> None:
         """Deliver the oldest in-flight message, at most ``max_messages`` (and MAX_SETTLE_DELIVERIES) times."""
-        network = self.world.network
-        can_deliver, node = network.can_deliver, self.node
+        network, deliver = self.world.network, self.deliver
         for _ in range(min(max_messages, MAX_SETTLE_DELIVERIES)):
-            # network.take(0) and self.deliver(msg), inlined (a settle runs for most messages).
-            queue = network.queue
-            if not queue:
+            queue = network.queue  # read anew: a delivery may replace it (Network.set_down)
+            if not queue:  # network.take(0), inlined (a settle runs for most messages)
                 return
-            msg = queue.pop(0)
-            if can_deliver(msg):
-                target = node(msg.dst)
-                if target is not None:
-                    target.receive(msg)
+            deliver(queue.pop(0))
 
     # ------------------------------------------------------------------------ the clock
 
