@@ -39,8 +39,10 @@ the machine may be shared: the load average at the end of each measurement is pr
 Peak memory is the high-water resident set (``VmHWM``): of the JVM (in local mode driver and
 executors), of the largest Python worker, of the Python driver; for DuckDB of its one process.
 Ratios and the scaling table (events per CPU-second at a size over the first size's, 1.0 = linear)
-are from the same run. ``--before-up-to N`` runs the before plans only up to N events (they take
-about 15 µs of CPU per event). It prints numbers; it asserts nothing.
+are from the same run, and a last table puts issue 18's before and after side by side, one row per
+size (``before_after_table``: Spark and DuckDB, the other checkout's figure when ``--before-python``
+gave one, else the in-tree before plan). ``--before-up-to N`` runs the before plans only up to N
+events (they take about 15 µs of CPU per event). It prints numbers; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -329,6 +332,34 @@ def _ratio(figures: dict[str, dict[str, Any]], top: str, bottom: str) -> str:
     return f"{a / b:.2f} ({_rate(figures, top) / _rate(figures, bottom):.2f})"
 
 
+def before_after_table(runs: list[tuple[int, dict[str, dict[str, Any]]]]) -> Table:
+    """Issue 18's before / after, side by side: one row per corpus size, for Spark and for DuckDB
+    the before figure, the after figure (the engine's default plan, ``spark`` / ``duckdb``) and
+    after over before, each as events/s with events per CPU-second in brackets. The before figure
+    is the other checkout's (``ENGINE@before``, ``--before-python``) when it was measured, else the
+    plan as it was before issue 18 in this code (``ENGINE-before``); the cell names which. A pair
+    not measured at a size shows "-"."""
+    table = Table(
+        title="before / after issue 18, side by side: events/s (events per CPU-second); "
+        "after / before by CPU (by wall clock)"
+    )
+    table.add_column("events", justify="right")
+    for engine in ("Spark", "DuckDB"):
+        for column in ("before", "after", "after / before"):
+            table.add_column(f"{engine} {column}", justify="right")
+    for events, figures in runs:
+        cells = [f"{events:,}"]
+        for engine in ("spark", "duckdb"):
+            before = next((b for b in (f"{engine}@before", f"{engine}-before") if b in figures), "")
+            after = engine if engine in figures else ""
+            for label in (before, after):
+                cell = f"{_rate(figures, label):,.0f} ({_cpu_rate(figures, label):,.0f})" if label else "-"
+                cells.append(escape(f"{cell} [{label}]") if label == before and label else cell)
+            cells.append(_ratio(figures, after, before) if before and after else "-")
+        table.add_row(*cells)
+    return table
+
+
 DEFAULT_SIZES = (1_000_000, 10_000_000, 100_000_000)
 
 
@@ -555,6 +586,7 @@ def main(argv: list[str] | None = None) -> int:
                 cells.append(_ratio(figures, top, bottom))
         ratios.add_row(f"{events:,}", *cells)
     console.print(ratios)
+    console.print(before_after_table(runs))
     if len(runs) > 1:
         scaling = Table(title=f"scaling: events per CPU-second at each size / at {runs[0][0]:,} events (1.0 = linear)")
         scaling.add_column("events", justify="right")
