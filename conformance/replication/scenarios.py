@@ -807,6 +807,96 @@ def UNCLEAN_TRUNCATION_BELOW_HW() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "undefined-epoch-answer-kip-279", min_replicas=3, protocol=Protocol.KIP_279)
+def UNDEFINED_EPOCH_ANSWER_KIP_279() -> tuple[o.Operation, ...]:
+    """An UNDEFINED_EPOCH_OFFSET answer to OffsetsForLeaderEpoch makes the follower truncate to its
+    own HW (KIP-101; AbstractFetcherThread.getOffsetTruncationState in 0.11-2.0: "leader replied with
+    undefined epoch offset", OffsetTruncationState(highWatermark, truncationCompleted = true)).
+    Broker 0 is cut off after record 1 is committed; broker 1 leads epoch 1 and takes record 2 with
+    acks=1, which broker 2 copies while the HW stays 1 (broker 0, still in the ISR, has not fetched
+    it); leadership moves back to broker 0 (epoch 2) before it heals. On the KIP-279 rung (2.0,
+    before KAFKA-7415) broker 0 caches epoch 2 only with its first write, so its cache is
+    [(0, 0)] and endOffsetFor(1) is undefined: brokers 1 and 2 must truncate to their HW 1 and drop
+    record 2. A follower that kept its log (truncating to its LEO) holds record 2 of epoch 1 at
+    offset 1 where the leader will write another record. The run of 3 s lets the producer refresh
+    its cached leader. Pinned to the KIP-279 rung: later rungs cache the epoch at election."""
+    return (
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Run(1000),
+        o.Isolate(0),
+        o.MoveLeader(1),
+        o.Run(3000),
+        o.Produce(2, 1),
+        o.Run(300),
+        o.MoveLeader(0),
+        o.Heal(),
+        o.Run(2000),
+        o.Produce(3, -1),
+        o.Run(2000),
+    )
+
+
+@declare(Scenario, "delete-records-below-log-start", min_replicas=2)
+def DELETE_RECORDS_BELOW_LOG_START() -> tuple[o.Operation, ...]:
+    """DeleteRecords below the current log start succeeds and changes nothing; its answer's low
+    watermark is the log start (KIP-107; Partition.deleteRecordsOnLeader: UnifiedLog
+    .maybeIncrementLogStartOffset never moves the log start back, and the response carries
+    lowWatermarkIfLeader, not the requested offset). Three records are committed, DeleteRecords
+    moves leader 0's log start to 2, then asks for offsets 1 and 2 again (below and at the log
+    start) and -1 (the HW, 3). The random walk rarely asks a leader whose log start already moved.
+    Runs only with ``log_start_moves``."""
+    return (
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Produce(2, -1),
+        o.Produce(3, -1),
+        o.Run(1000),
+        o.DeleteRecordsAt(0, 2),
+        o.DeleteRecordsAt(0, 1),
+        o.DeleteRecordsAt(0, 2),
+        o.DeleteRecordsAt(0, -1),
+        o.DeleteRecordsAt(0, 0),
+        o.Run(1000),
+    )
+
+
+@declare(Scenario, "reelected-leader-resets-followers", min_replicas=3, unclean=True)
+def REELECTED_LEADER_RESETS_FOLLOWERS() -> tuple[o.Operation, ...]:
+    """A leader elected again in a later epoch, without having learned it lost leadership in
+    between, resets its followers' state (Partition.makeLeader on a new leader epoch:
+    Replica.resetReplicaState, lastCaughtUpTime now for an ISR member and 0 for any other, "to
+    ensure that the high watermark is not held back unnecessarily for a follower which is not in the
+    ISR anymore"). Leader 0 is cut off after record 1 is committed and fenced (broker.session.timeout.ms);
+    brokers 1 and 2 lead in turn, crash and are fenced, so the partition has no leader; when the
+    network heals broker 0 is elected uncleanly (KIP-106, ISR [0], epoch 4) having never seen epochs
+    1 to 3. It takes record 2, broker 1 restarts and joins the ISR, and the HW must reach 2 at once:
+    broker 2, down and out of the ISR, no longer counts although it was caught up (as leader 0
+    last saw it) less than replica.lag.time.max.ms ago. A leader that kept its epoch-0 view of the
+    followers holds the HW at broker 2's old LEO 1. Runs with unclean.leader.election.enable
+    whatever the gate's configuration (the losses are allowed findings)."""
+    return (
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Run(1000),
+        o.Isolate(0),
+        o.Run(5000),
+        o.Run(5000),
+        o.Crash(1),
+        o.Crash(2),
+        o.Run(5000),
+        o.Run(5000),
+        o.Heal(),
+        o.Run(3000),
+        o.Produce(2, 1),
+        o.Run(500),
+        o.Restart(1),
+        o.Run(3000),
+        o.Produce(3, -1),
+        o.Run(3000),
+    )
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -838,6 +928,9 @@ SCENARIOS: dict[str, Scenario] = {
         PENDING_EXPANSION_HW,
         FOLLOWER_ONE_BATCH_BEHIND,
         UNCLEAN_TRUNCATION_BELOW_HW,
+        UNDEFINED_EPOCH_ANSWER_KIP_279,
+        DELETE_RECORDS_BELOW_LOG_START,
+        REELECTED_LEADER_RESETS_FOLLOWERS,
     )
 }
 
@@ -865,6 +958,7 @@ def zoo(cfg: ReplicationConfig) -> list[Scenario]:
                 LOG_START_EPOCH_CACHE_KIP_279,
                 FOLLOWER_LOG_START,
                 RESTARTED_FOLLOWER_RETENTION,
+                DELETE_RECORDS_BELOW_LOG_START,
             )
             or cfg.log_start_moves
         )
