@@ -538,6 +538,71 @@ def FAILOVER_AFTER_PREPARE() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "failover-after-prepare-abort", mutants=())
+def FAILOVER_AFTER_PREPARE_ABORT() -> tuple[o.Operation, ...]:
+    """KIP-98 coordinator failover after PrepareAbort: ``failover-after-prepare``'s shape with an abort.
+    The coordinator writes PrepareAbort and its marker to t-0 is lost; it fails over to broker 2.
+    TransactionStateManager.loadTransactionsForTxnTopicPartition hands every transaction it finds in
+    PrepareCommit *or* PrepareAbort to the marker channel (TransactionResult.COMMIT / ABORT), so the
+    new coordinator must write the ABORT marker and CompleteAbort; one that completes only
+    PrepareCommit leaves the transaction open for ever (NoHangingTransaction at quiescence), its
+    records holding the LSO of t-0."""
+    return (
+        *_open(1),
+        o.Settle(100),
+        o.AbortTxn(PRODUCER),
+        o.DeliverTo(COORDINATOR),  # EndTxn: PrepareAbort; queue = [answer, marker]
+        o.Drop(1),  # the marker is lost
+        o.MoveCoordinator(TXN_ID, FAILOVER_TO),
+        o.Quiesce(QUIESCE_MS),
+        *_read(),
+    )
+
+
+@declare(Scenario, "aborted-list-at-marker", mutants=())
+def ABORTED_LIST_AT_MARKER() -> tuple[o.Operation, ...]:
+    """The aborted-transaction list at a fetch boundary (KIP-98; TransactionIndex.collectAbortedTxns
+    keeps an entry with ``lastOffset >= fetchOffset && firstOffset < upperBoundOffset``, both ends
+    inclusive of the marker): a transaction of two records on t-0 aborts (its ABORT marker at offset
+    2); the HW stops exactly at the marker, so a read_uncommitted consumer reads the two records and
+    its position lands on the marker; once the HW passes the marker the same consumer fetches
+    read_committed from offset 2. The answer starts at the ABORT marker and must still list the
+    aborted transaction (its marker is the fetch's first offset); a leader that compares
+    ``lastOffset > fetchOffset`` leaves it out. Then a read_committed consumer from 0 and one from 1
+    (inside the aborted transaction) must list it too and see no aborted record (NoAbortedRead)."""
+    return (
+        *_INIT,
+        *_txn((("t-0", 2),), commit=False),
+        o.AdvanceHw("t-0", 2),
+        o.ConsumeTxn(CONSUMER, "t-0", False),
+        o.Settle(10),
+        o.AdvanceHw("t-0", -1),
+        o.ConsumeTxn(CONSUMER, "t-0", True),
+        o.Settle(10),
+        o.ConsumeTxn(1, "t-0", True),
+        o.Settle(10),
+    )
+
+
+@declare(Scenario, "expiry-keeps-open-txn", mutants=())
+def EXPIRY_KEEPS_OPEN_TXN() -> tuple[o.Operation, ...]:
+    """KIP-854 producer-state expiry spares an open transaction (ProducerStateManager.isProducerExpired:
+    ``!currentTxnFirstOffset.isPresent() && now - lastTimestamp >= producerIdExpirationMs``; a hanging
+    transaction of KAFKA-14402 keeps its producer entry until an abort marker or the
+    kafka-transactions.sh abort ends it, else the LSO would move past records that are still
+    undecided). A transaction writes one record to t-0; then the network holds every message for a
+    day and one expiration-check interval: the coordinator's timeout abort sends its marker (and
+    re-sends it every request.timeout.ms) into the held network, so the transaction stays open on
+    t-0 while its producer is idle past producer.id.expiration.ms. The leader must keep the entry
+    (a ProducerExpired of it is non-conformance); once the network delivers, the ABORT marker ends
+    the transaction. About 8,700 timer times and 2,900 marker re-sends, so it runs late in the zoo."""
+    return (
+        *_open(1),
+        o.Settle(100),
+        o.Advance(DAY_MS + PRODUCER_EXPIRY_CHECK_MS + 1_000),
+    )
+
+
 @declare(Scenario, "failover-before-load", mutants=())
 def FAILOVER_BEFORE_LOAD() -> tuple[o.Operation, ...]:
     """KIP-98 coordinator failover twice in quick succession: ``txn-1``'s ``__transaction_state``
@@ -575,6 +640,35 @@ def DELAYED_FETCH_BEYOND_LSO() -> tuple[o.Operation, ...]:
         o.ConsumeTxn(CONSUMER, "t-0", True),
         o.Settle(10),
         o.Send(PRODUCER, "t-0", 2),
+        o.Settle(100),
+        o.AdvanceHw("t-0", -1),
+        o.Settle(10),
+        *_commit(PRODUCER),
+        o.AdvanceHw("t-0", -1),
+        o.Settle(10),
+    )
+
+
+@declare(Scenario, "delayed-fetch-past-lso", mutants=())
+def DELAYED_FETCH_PAST_LSO() -> tuple[o.Operation, ...]:
+    """A read_committed Fetch parked from a position past the LSO (the consumer read the open
+    transaction's record read_uncommitted first, so its position is above the LSO). DelayedFetch
+    .tryComplete at TXN_COMMITTED counts from the start offset of its read (the LSO, where the read
+    found nothing) to the LSO now: an HW advance that leaves the LSO where it was (more records of the
+    same open transaction) must leave the fetch parked (Partition.tryCompleteDelayedRequests runs,
+    nothing is ready); a leader that counts from the fetch offset, or takes a fetch offset above the
+    LSO for a truncated log (DelayedFetch's Case F), answers at once with nothing. The commit's
+    marker and the HW passing it move the LSO, which completes the fetch with the committed records.
+    Only with waiting consumer fetches (``fetch_max_wait_ms`` > 0)."""
+    return (
+        *_open(1),
+        o.Settle(1000),
+        o.AdvanceHw("t-0", -1),
+        o.ConsumeTxn(CONSUMER, "t-0", False),
+        o.Settle(10),
+        o.ConsumeTxn(CONSUMER, "t-0", True),
+        o.Settle(10),
+        o.Send(PRODUCER, "t-0", 1),
         o.Settle(100),
         o.AdvanceHw("t-0", -1),
         o.Settle(10),
@@ -650,18 +744,22 @@ SCENARIOS: dict[str, Scenario] = {
         FAILOVER_AFTER_PREPARE,
         FAILOVER_BEFORE_LOAD,
         DELAYED_FETCH_BEYOND_LSO,
+        DELAYED_FETCH_PAST_LSO,
+        ABORTED_LIST_AT_MARKER,
+        FAILOVER_AFTER_PREPARE_ABORT,
         ADVERSARIAL_PRODUCER,
         ADVERSARIAL_END_TXN,
         UNKNOWN_TXN_ID,
         REORDERED_VERIFICATION,
         PRODUCER_EXPIRY,
+        EXPIRY_KEEPS_OPEN_TXN,
         EPOCH_EXHAUSTION,
     )
 }
 """Every scenario, cheapest first (the order the gate runs them)."""
 
 
-NEEDS_DELAYED_FETCH = frozenset({DELAYED_FETCH_BEYOND_LSO.name})
+NEEDS_DELAYED_FETCH = frozenset({DELAYED_FETCH_BEYOND_LSO.name, DELAYED_FETCH_PAST_LSO.name})
 """Scenarios about parked fetches: run only when consumer fetches wait (``fetch_max_wait_ms`` > 0)."""
 
 
