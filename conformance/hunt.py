@@ -24,7 +24,7 @@ from kconform.conformance import walk
 from kconform.conformance.adapter import Adapter, AdapterError
 from kconform.conformance.machine import ConformanceFailure, HarnessAbort, RunLog, make_machine
 from kconform.conformance.registry import for_config
-from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun
+from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun, watched
 from kconform.conformance.scenarios import first_failing_run
 from kconform.model.configs import AnyConfig
 
@@ -117,7 +117,7 @@ def run_campaign(
     needs the verdict). ``engine`` is one of ENGINES."""
     if engine not in ENGINES:
         raise ValueError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
-    with _fewer_collections():
+    with _fewer_collections(), watched():  # one SIGALRM timer for the campaign's adapter calls
         budget = (examples, seconds, steps)
         return _campaign(adapter_factory, cfg, mutants, seed, budget, progress, zoo, adapter_timeout_s, shrink, engine)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import itertools
 import signal
 import threading
 import time
@@ -22,6 +23,7 @@ from kconform.conformance.judge import Finding
 from kconform.conformance.registry import for_config
 from kconform.conformance.slice import SliceJudge
 from kconform.model.configs import AnyConfig
+from kconform.model.fast_init import fast_frozen_init
 from kconform.traces.events import Event
 from kconform.traces.operations import Boot, Operation
 
@@ -33,7 +35,8 @@ ADAPTER_TIMEOUT_S = 60.0
 def alarm(seconds: float, error: Callable[[], BaseException]) -> Iterator[None]:
     """Raise ``error()`` inside the block if it runs longer than ``seconds`` (SIGALRM by
     ``setitimer``: no thread per block; main thread only, elsewhere and for ``seconds <= 0`` the block
-    runs unguarded). The previous SIGALRM handler is restored and the timer cleared on every exit."""
+    runs unguarded). The previous SIGALRM handler and interval timer (a ``watched`` block's, or none)
+    are restored on every exit."""
     if seconds <= 0 or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -42,12 +45,70 @@ def alarm(seconds: float, error: Callable[[], BaseException]) -> Iterator[None]:
         raise error()
 
     previous = _install(_SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    timer = signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         _install(_SIGALRM, previous)
+        if timer != (0.0, 0.0):
+            signal.setitimer(signal.ITIMER_REAL, *timer)
+
+
+WATCH_TICK_S = 0.5
+"""How often a ``watched`` block's timer looks at the adapter call in progress: a call is interrupted
+at most this much after its deadline."""
+
+
+class _Watch:
+    """The adapter call a ``watched`` block guards now: its deadline (``time.perf_counter``; None
+    between calls) and the error to raise past it."""
+
+    __slots__ = ("deadline", "error", "tick_s")
+
+    def __init__(self, tick_s: float) -> None:
+        self.tick_s = tick_s
+        self.deadline: float | None = None
+        self.error: Callable[[], BaseException] = RuntimeError
+
+
+_watch: _Watch | None = None
+"""The innermost open ``watched`` block's watch (None: each adapter call arms an ``alarm`` of its own)."""
+
+
+@contextmanager
+def watched(tick_s: float = WATCH_TICK_S) -> Iterator[None]:
+    """For the block, adapter calls of every LockstepRun (``timeout_s`` >= ``tick_s``) are guarded by
+    one SIGALRM handler and one interval timer firing every ``tick_s``, installed here once, instead
+    of a handler and a timer installed and cleared around each call (``alarm``: about 12 µs a call,
+    most of a small operation's cost outside the judge and the implementation). A call that overruns
+    its ``timeout_s`` gets the same AdapterError, raised inside it at the first tick past its
+    deadline. Main thread only (elsewhere the block runs as if not watched); the previous handler and
+    interval timer are back on every exit."""
+    global _watch
+    if tick_s <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    watch = _Watch(tick_s)
+
+    def tick(signum: int, frame: object) -> None:
+        deadline = watch.deadline
+        if deadline is not None and time.perf_counter() >= deadline:
+            watch.deadline = None
+            raise watch.error()
+
+    outer = _watch
+    previous = _install(_SIGALRM, tick)
+    timer = signal.setitimer(signal.ITIMER_REAL, tick_s, tick_s)
+    _watch = watch
+    try:
+        yield
+    finally:
+        _watch = outer
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        _install(_SIGALRM, previous)
+        if timer != (0.0, 0.0):
+            signal.setitimer(signal.ITIMER_REAL, *timer)
 
 
 _SIGALRM = int(signal.SIGALRM)
@@ -64,6 +125,7 @@ def _deadline(seconds: float, what: Callable[[], str]) -> contextlib.AbstractCon
     return alarm(seconds, lambda: AdapterError(f"{what()} did not answer within {seconds:g} s (hung?)"))
 
 
+@fast_frozen_init
 @dataclass(frozen=True)
 class StepRecord:
     """What one operation did: the events the implementation reported and the judge's findings."""
@@ -95,59 +157,86 @@ class LockstepRun:
 
     def boot(self) -> StepRecord:
         """Step 0: reset the implementation and judge the bring-up events."""
-        events = self._call(lambda: self.adapter.reset(self.cfg, self.seed, self.mutants), lambda: "reset")
-        return self._judge(Boot(), events)
+        boot = Boot()
+        return self._judge(boot, self._call(self._reset, boot, _at_reset))
 
     def apply(self, op: Operation) -> StepRecord:
         """Run one operation; after a failure, operations are still recorded but not judged."""
         step = len(self.steps)
-        events = self._call(lambda: self.adapter.apply(op), lambda: f"step {step} {op}")
+        events = self._call(self.adapter.apply, op, lambda: f"step {step} {op}")
         return self._judge(op, events)
 
     @property
     def failed(self) -> bool:
         return self.failure is not None
 
-    def _call(self, fn: Callable[[], list[Event]], where: Callable[[], str]) -> list[Event]:
-        """Run one adapter call; a crash, a hang or a malformed answer becomes an AdapterError
-        naming the implementation and the step (``where``, formatted only then)."""
+    def _reset(self, op: Operation) -> list[Event]:
+        return self.adapter.reset(self.cfg, self.seed, self.mutants)
+
+    def _call(self, fn: Callable[[Operation], list[Event]], op: Operation, where: Callable[[], str]) -> list[Event]:
+        """Run one adapter call, ``fn(op)``; a crash, a hang or a malformed answer becomes an
+        AdapterError naming the implementation and the step (``where``, formatted only then). Inside
+        a ``watched`` block the open watch guards the call; elsewhere an ``alarm`` of its own."""
         name = self.adapter.name
 
         def what() -> str:
             return f"implementation {name!r} at {where()}"
 
+        seconds = self.timeout_s
+        watch = _watch
         try:
-            with _deadline(self.timeout_s, what):
-                result = fn()
+            if watch is not None and seconds >= watch.tick_s:
+                watch.error = lambda: AdapterError(f"{what()} did not answer within {seconds:g} s (hung?)")
+                watch.deadline = time.perf_counter() + seconds
+                try:
+                    result = fn(op)
+                finally:
+                    watch.deadline = None
+            else:
+                with _deadline(seconds, what):
+                    result = fn(op)
         except AdapterError:
             raise
         except Exception as exc:  # an implementation bug must not look like a model verdict
             raise AdapterError(f"{what()} raised {type(exc).__name__}: {exc}") from exc
-        if not isinstance(result, list) or not all(isinstance(e, Event) for e in result):
+        if not isinstance(result, list) or not all(map(isinstance, result, _EVENT)):
             raise AdapterError(f"{what()} returned {type(result).__name__}, not a list of events")
         return result
 
-    def _verdicts(self, op: Operation, events: list[Event]) -> Iterator[list[Finding]]:
-        """The findings of each event in turn, then those of the operation as a whole
-        (``operation_done``), asked for only while nothing before them failed."""
-        observe = self.judge.observe
-        for e in events:
-            yield observe(e)
-        yield self.judge.operation_done(op)
-
     def _judge(self, op: Operation, events: list[Event]) -> StepRecord:
+        """Judge each event in turn, then the operation as a whole (``operation_done``), asking for
+        each only while nothing before it failed; record the step."""
         findings: list[Finding] = []
         if self.failure is None:
-            self.judge.note_operation(op)
-            for found in self._verdicts(op, events):
-                if not found:
-                    continue
-                findings.extend(found)
-                failing = next((f for f in found if f.failing), None)
-                if failing is not None:
-                    self.failure = failing
-                    self.failing_step = len(self.steps)
+            judge = self.judge
+            judge.note_operation(op)
+            observe = judge.observe
+            for e in events:
+                found = observe(e)
+                if found and self._failed_by(found, findings):
                     break
+            else:
+                found = judge.operation_done(op)
+                if found:
+                    self._failed_by(found, findings)
         record = StepRecord(op, tuple(events), tuple(findings))
         self.steps.append(record)
         return record
+
+    def _failed_by(self, found: list[Finding], findings: list[Finding]) -> bool:
+        """Add ``found`` to ``findings``; whether one of them fails the run (then it is the failure)."""
+        findings.extend(found)
+        failing = next((f for f in found if f.failing), None)
+        if failing is None:
+            return False
+        self.failure = failing
+        self.failing_step = len(self.steps)
+        return True
+
+
+def _at_reset() -> str:
+    return "reset"
+
+
+_EVENT = itertools.repeat(Event)
+"""``Event`` for ever: ``map(isinstance, events, _EVENT)`` checks a list of events in C."""
