@@ -8,15 +8,16 @@ the one change, put in place of the real one) is caught with the finding named h
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import textwrap
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
+from kconform.ci.benchmarks.hand_planted import BY_NAME, PLANTS
+from kconform.ci.mutation.planted import owner_of, planted_function
+from kconform.ci.mutation.planted import plant as plant_bug
+from kconform.conformance.fetch.scenarios import SCENARIOS as FETCH_SCENARIOS
+from kconform.conformance.fetch.scenarios import Scenario as FetchScenario
+from kconform.conformance.fetch.scenarios import zoo as fetch_zoo
 from kconform.conformance.replication.scenarios import (
     DELETE_RECORDS_BELOW_LOG_START,
     REELECTED_LEADER_RESETS_FOLLOWERS,
@@ -27,72 +28,24 @@ from kconform.conformance.replication.scenarios import (
 )
 from kconform.conformance.replication.slice import GATE_CONFIG
 from kconform.conformance.runner import LockstepRun
+from kconform.impl.fetch.cluster import FetchCluster
 from kconform.impl.replication.cluster import ReferenceCluster
 from kconform.model.config import ReplicationConfig
+from kconform.model.fetch_config import FetchConfig
 from kconform.traces import events as ev
 
-
-def planted(owner: Any, name: str, old: str, new: str) -> Callable[..., Any]:
-    """``owner.name`` (a function of a module or a method of a class) with ``old`` replaced by
-    ``new`` once in its source, compiled in its module's namespace: a planted copy of a bug."""
-    module = importlib.import_module(owner.__module__ if inspect.isclass(owner) else owner.__name__)
-    function = getattr(owner, name)
-    source = textwrap.dedent(inspect.getsource(function))
-    assert source.count(old) == 1, f"{name}: {old!r} is not in its source exactly once"
-    namespace: dict[str, Any] = {}
-    exec(compile(source.replace(old, new), inspect.getsourcefile(function) or name, "exec"), vars(module), namespace)
-    replaced: Callable[..., Any] = namespace[name]
-    return replaced
-
-
-@dataclass(frozen=True)
-class Plant:
-    """A hand-planted bug, the scenario that catches it and the finding it fails with."""
-
-    scenario: Scenario
-    owner: str
-    function: str
-    old: str
-    new: str
-    finding: str
-    field: str
-
-
-def _owner(path: str) -> Any:
-    module, _, attr = path.partition(":")
-    target = importlib.import_module(module)
-    return getattr(target, attr) if attr else target
-
-
-PLANTS: dict[str, Plant] = {
-    "undefined-epoch-answer-keeps-leo": Plant(
-        UNDEFINED_EPOCH_ANSWER_KIP_279,
-        "kconform.impl.replication.fetcher",
-        "epoch_answer_truncation",
-        "return log.hw, True",
-        "return log.leo, True",
-        "epoch_query_applied",
-        "truncated_to",
-    ),
-    "delete-records-answers-requested-offset": Plant(
-        DELETE_RECORDS_BELOW_LOG_START,
-        "kconform.impl.replication.broker:Broker",
-        "delete_records",
-        "DeleteRecordsHandled(self.broker_id, offset, NONE, log.log_start)",
-        "DeleteRecordsHandled(self.broker_id, offset, NONE, target)",
-        "delete_records_handled",
-        "log_start",
-    ),
-    "reelected-leader-keeps-follower-state": Plant(
-        REELECTED_LEADER_RESETS_FOLLOWERS,
-        "kconform.impl.replication.partition:Partition",
-        "make_leader",
-        "now = self.rt.now_ms\n",
-        "now = self.rt.now_ms\n    if self.leading is not None:\n        return\n",
-        "alter_partition_applied",
-        "hw",
+SCENARIO_OF: dict[str, tuple[Scenario | FetchScenario, str, str]] = {
+    "undefined-epoch-answer-keeps-leo": (UNDEFINED_EPOCH_ANSWER_KIP_279, "epoch_query_applied", "truncated_to"),
+    "delete-records-answers-requested-offset": (DELETE_RECORDS_BELOW_LOG_START, "delete_records_handled", "log_start"),
+    "reelected-leader-keeps-follower-state": (REELECTED_LEADER_RESETS_FOLLOWERS, "alter_partition_applied", "hw"),
+    "old-privileged-session-never-evictable": (
+        FETCH_SCENARIOS["evict-an-old-privileged-session"],
+        "session_fetch_handled",
+        "session id",
     ),
 }
+"""Plant (ci.benchmarks.hand_planted) -> the zoo scenario that catches it, its failing finding and a
+word of its message."""
 
 
 def _run(scenario: Scenario, cfg: ReplicationConfig = GATE_CONFIG) -> LockstepRun:
@@ -103,18 +56,47 @@ def _events(run: LockstepRun, kind: type[ev.Event]) -> list[Any]:
     return [e for step in run.steps for e in step.events if isinstance(e, kind)]
 
 
-@pytest.mark.parametrize("name", sorted(PLANTS))
+def _run_any(scenario: Scenario | FetchScenario) -> LockstepRun:
+    if isinstance(scenario, FetchScenario):
+        assert scenario in fetch_zoo(FetchConfig())
+        return run_scenario(FetchCluster(), scenario, FetchConfig(), frozenset())
+    assert scenario in zoo(GATE_CONFIG)
+    return _run(scenario)
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIO_OF))
 def test_a_planted_bug_is_caught_by_its_scenario(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    plant = PLANTS[name]
-    assert plant.scenario in zoo(GATE_CONFIG)
-    clean = _run(plant.scenario)
+    plant = BY_NAME[name]
+    scenario, finding, word = SCENARIO_OF[name]
+    clean = _run_any(scenario)
     assert not clean.failed, clean.failure
-    owner = _owner(plant.owner)
-    monkeypatch.setattr(owner, plant.function, planted(owner, plant.function, plant.old, plant.new))
-    buggy = _run(plant.scenario)
+    owner = owner_of(plant.owner)
+    monkeypatch.setattr(owner, plant.function, planted_function(owner, plant.function, plant.old, plant.new))
+    buggy = _run_any(scenario)
     assert buggy.failure is not None
-    assert (buggy.failure.verdict, buggy.failure.name) == ("non-conformance", plant.finding)
-    assert plant.field in buggy.failure.message
+    assert (buggy.failure.verdict, buggy.failure.name) == ("non-conformance", finding)
+    assert word in buggy.failure.message
+
+
+def test_every_plant_applies_once_and_compiles() -> None:
+    """Each plant's text is in its function exactly once (else the benchmark would measure nothing)."""
+    for plant in PLANTS:
+        owner = owner_of(plant.owner)
+        assert callable(planted_function(owner, plant.function, plant.old, plant.new)), plant.name
+    with pytest.raises(ValueError, match="not once"):
+        planted_function(owner_of(PLANTS[0].owner), PLANTS[0].function, "no such text", "")
+
+
+def test_plant_puts_the_real_function_back() -> None:
+    plant = BY_NAME["undefined-epoch-answer-keeps-leo"]
+    module = owner_of(plant.owner)
+    real = module.epoch_answer_truncation
+    unplant = plant_bug(plant)
+    try:
+        assert module.epoch_answer_truncation is not real
+    finally:
+        unplant()
+    assert module.epoch_answer_truncation is real
 
 
 def test_the_clean_runs_do_what_the_scenarios_say() -> None:
@@ -138,6 +120,9 @@ def test_the_clean_runs_do_what_the_scenarios_say() -> None:
     assert [e.broker for e in _events(reelected, ev.BrokerUnfenced) if e.unclean] == [0]
     applied = [(e.isr, e.hw) for e in _events(reelected, ev.AlterPartitionApplied) if e.node == 0]
     assert ((0, 1), 2) in applied
+    sessions = _run_any(FETCH_SCENARIOS["evict-an-old-privileged-session"])
+    created = [e for e in _events(sessions, ev.SessionFetchHandled) if e.outcome == "full-new"]
+    assert [e.evicted for e in created] == [0, 0, created[0].session_id]  # the old privileged one goes
 
 
 def test_the_scenarios_run_where_their_configuration_does() -> None:

@@ -147,6 +147,26 @@ _UNASSIGNED_IN_FLIGHT = (
 """Consumer 0 loses t-0 while a request for it is in flight; the answer's records of t-0 reach no
 one, and the next request forgets t-0."""
 
+_OLD_PRIVILEGED_SESSION = (
+    *_assign(2, "t-2"),
+    *_fetch(2),
+    *(op for _ in range(13) for op in (o.Advance(ms=10_000), *_fetch(2))),
+    o.CloseSession(client=2),
+    o.Drop(index=0),
+    *_fetch(2),
+    o.CloseSession(client=2),
+    o.Drop(index=0),
+    *_assign(2, "t-1"),
+    *_fetch(2),
+    *_fetch(2),
+)
+"""Follower 2's fetcher (privileged) keeps its session busy for 130 s, then restarts twice and both
+close requests are lost (epoch -1, dropped on the way), so its two old sessions hold both slots: the
+first older than the eviction time and used 300 ms ago, the second young. The third instance, with
+two partitions, asks for a session: no session is idle past the eviction time, and the first is
+the smallest of evictableByPrivileged (a privileged session older than the eviction time is in it,
+FetchSessionCacheShard.touch), so it is evicted for the newcomer."""
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -237,6 +257,13 @@ SCENARIOS: dict[str, Scenario] = {
             "changed is in the session's next incremental answer, whatever moved it",
             (),
             _MOVES_REACH_THE_SESSION,
+        ),
+        Scenario(
+            "evict-an-old-privileged-session",
+            "KIP-227 (FetchSessionCacheShard.touch / tryEvict): a privileged session older than the eviction "
+            "time is evictable by a privileged newcomer that is not smaller",
+            (),
+            _OLD_PRIVILEGED_SESSION,
         ),
     )
 }
