@@ -332,12 +332,16 @@ class FetchAnswer:
 def consumer_fetch(p: Partition, node: int, fetch_offset: int, read_committed: bool) -> FetchAnswer:
     """Fetch isolation HIGH_WATERMARK or TXN_COMMITTED: records from ``fetch_offset`` to the HW or
     the LSO; for read_committed the aborted transactions with lastOffset ≥ fetch_offset and
-    firstOffset < the upper bound (TransactionIndex.collectAbortedTxns; empty at the bound)."""
-    lso = last_stable_offset(p)
+    firstOffset < the upper bound (TransactionIndex.collectAbortedTxns; empty at the bound). A
+    partition answered with an error carries no offsets: HW and LSO -1 (ReplicaManager
+    .readFromLocalLog's createLogReadResult for NotLeaderOrFollowerException and, through
+    handleOffsetOutOfRangeError, OffsetOutOfRangeException: highWatermark UNKNOWN_OFFSET, no
+    lastStableOffset, so FetchResponse.INVALID_LAST_STABLE_OFFSET)."""
     if node != p.leader:
-        return FetchAnswer(NOT_LEADER_OR_FOLLOWER, (), p.hw, lso, ())
+        return FetchAnswer(NOT_LEADER_OR_FOLLOWER, (), -1, -1, ())
     if not 0 <= fetch_offset <= p.leo:
-        return FetchAnswer(OFFSET_OUT_OF_RANGE, (), p.hw, lso, ())
+        return FetchAnswer(OFFSET_OUT_OF_RANGE, (), -1, -1, ())
+    lso = last_stable_offset(p)
     bound = lso if read_committed else p.hw
     records = p.log[fetch_offset:bound] if fetch_offset < bound else ()
     aborted: tuple[AbortedTxn, ...] = ()

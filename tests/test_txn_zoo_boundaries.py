@@ -233,3 +233,156 @@ def test_frozen_map_updates_keep_the_sorted_order() -> None:
         m = m.remove(k)
         assert list(m) == list(FrozenMap(dict(m.items())))
     assert list(m) == [1, 3, 5, 9, 12]
+
+
+# ------------------------------------------------------------ marker before verification answer
+
+
+def _plant_unguarded_append(monkeypatch: pytest.MonkeyPatch) -> None:
+    planted = _planted(
+        "kconform.impl.txn.broker",
+        "req.transactional, waiting.guard)",
+        "req.transactional, None)",
+    )
+    monkeypatch.setattr(impl_broker.TxnBroker, "_on_verify_response", planted.TxnBroker._on_verify_response)
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+def test_a_verification_answer_overtaken_by_the_marker_is_refused_and_an_unguarded_append_is_caught(
+    cfg: TxnConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _run(zoo.MARKER_BEFORE_VERIFICATION_ANSWER, cfg)
+    assert run.failure is None, run.failure
+    rejected = [(e.outcome, e.error) for e in _events(run) if isinstance(e, ev.VerifyApplied)]
+    assert rejected == [("rejected", ev.INVALID_TXN_STATE)]  # the guard, checked before the epoch
+    _plant_unguarded_append(monkeypatch)
+    _failed_at(_run(zoo.MARKER_BEFORE_VERIFICATION_ANSWER, cfg), NON_CONFORMANCE, "verify_applied")
+
+
+def test_a_verification_answer_ahead_of_the_marker_appends_and_the_planted_bug_is_unseen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Near miss: the verification's answer reaches the leader before the marker: the batch is
+    appended into the transaction, which the marker then aborts (the guard still matches)."""
+    steps = [ops.Deliver(0) if op == ops.Deliver(2) else op for op in zoo.MARKER_BEFORE_VERIFICATION_ANSWER.ops]
+    near = _variant(zoo.MARKER_BEFORE_VERIFICATION_ANSWER, tuple(steps))
+    run = _run(near, TxnConfig())
+    assert run.failure is None, run.failure
+    assert [(e.outcome, e.error) for e in _events(run) if isinstance(e, ev.VerifyApplied)] == [("appended", ev.NONE)]
+    _plant_unguarded_append(monkeypatch)
+    assert _run(near, TxnConfig()).failure is None
+
+
+# ------------------------------------------------------------------------- fetches by hand
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+def test_hand_made_fetches_get_kafkas_errors_and_a_range_check_against_the_hw_is_caught(
+    cfg: TxnConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _run(zoo.FETCH_OFFSETS_BY_HAND, cfg)
+    assert run.failure is None, run.failure
+    hand = [e for e in _events(run) if isinstance(e, ev.TxnConsumerFetchHandled) and e.req > 0][:8]
+    assert [(e.fetch_offset, e.error, e.hw, e.lso) for e in hand] == [
+        (2, ev.NONE, 1, 0),
+        (2, ev.NONE, 1, 0),
+        (1, ev.NONE, 1, 0),
+        (3, ev.OFFSET_OUT_OF_RANGE, -1, -1),
+        (3, ev.OFFSET_OUT_OF_RANGE, -1, -1),
+        (-1, ev.OFFSET_OUT_OF_RANGE, -1, -1),
+        (0, ev.NOT_LEADER_OR_FOLLOWER, -1, -1),
+        (0, ev.NOT_LEADER_OR_FOLLOWER, -1, -1),
+    ]
+    planted = _planted(
+        "kconform.impl.txn.log", "if not 0 <= fetch_offset <= self.leo:", "if not 0 <= fetch_offset <= self.hw:"
+    )
+    monkeypatch.setattr(impl_log.TxnPartitionLog, "fetch", planted.TxnPartitionLog.fetch)
+    _failed_at(_run(zoo.FETCH_OFFSETS_BY_HAND, cfg), NON_CONFORMANCE, "txn_consumer_fetch_handled")
+
+
+def test_an_error_answer_carries_no_offsets_in_the_model() -> None:
+    """Kafka answers a partition's read error with HW and LSO -1 (ReplicaManager.readFromLocalLog's
+    createLogReadResult); an in-range fetch above the HW answers the real ones (a near miss)."""
+    from kconform.model import txn_partition as T
+
+    def head(a: T.FetchAnswer) -> tuple[int, int, int]:
+        return a.error, a.hw, a.lso
+
+    p = T.Partition("t-0", leader=0)
+    assert head(T.consumer_fetch(p, 1, 0, False)) == (ev.NOT_LEADER_OR_FOLLOWER, -1, -1)
+    assert head(T.consumer_fetch(p, 0, 1, True)) == (ev.OFFSET_OUT_OF_RANGE, -1, -1)
+    assert head(T.consumer_fetch(p, 0, 0, True)) == (ev.NONE, 0, 0)
+
+
+# ------------------------------------------------------------------ InitProducerId by hand
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("0 < req.timeout_ms <= cfg.transaction_max_timeout_ms", "0 < req.timeout_ms < cfg.transaction_max_timeout_ms"),
+        ("if (req.expected_pid == -1) != (req.expected_epoch == -1):", "if False:"),
+    ],
+    ids=["max-timeout-refused", "no-invalid-request"],
+)
+def test_hand_made_init_producer_ids_are_validated_and_a_planted_check_is_caught(
+    old: str, new: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for cfg in CONFIGS:
+        run = _run(zoo.INIT_PRODUCER_ID_BY_HAND, cfg)
+        assert run.failure is None, run.failure
+        inits = [e for e in _events(run) if isinstance(e, ev.InitProducerIdHandled)]
+        assert [(e.timeout_ms, e.error, e.epoch) for e in inits[1:]] == [
+            (0, ev.INVALID_TRANSACTION_TIMEOUT, -1),
+            (900_001, ev.INVALID_TRANSACTION_TIMEOUT, -1),
+            (60_000, ev.INVALID_REQUEST, -1),
+            (60_000, ev.INVALID_REQUEST, -1),
+            (900_000, ev.NONE, inits[0].epoch + (2 if cfg.transaction_version == 2 else 1)),
+        ]
+    planted = _planted("kconform.impl.txn.coordinator", old, new)
+    monkeypatch.setattr(impl_coordinator.TxnCoordinator, "_init_pid", planted.TxnCoordinator._init_pid)
+    for cfg in CONFIGS:
+        _failed_at(_run(zoo.INIT_PRODUCER_ID_BY_HAND, cfg), NON_CONFORMANCE, "init_producer_id_handled")
+
+
+def test_a_failed_read_with_a_wait_is_answered_at_once_and_parking_it_is_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run = _run(zoo.FETCH_OFFSETS_BY_HAND, TxnConfig())
+    waits = [(e.error, e.parked) for e in _events(run) if isinstance(e, ev.TxnFetchWaitHandled)]
+    assert waits == [(ev.OFFSET_OUT_OF_RANGE, False), (ev.NOT_LEADER_OR_FOLLOWER, False)]
+    planted = _planted(
+        "kconform.impl.txn.broker",
+        "parked = error == NONE and len(records) < req.min_bytes",
+        "parked = len(records) < req.min_bytes",
+    )
+    monkeypatch.setattr(impl_broker.TxnBroker, "_fetch_wait", planted.TxnBroker._fetch_wait)
+    _failed_at(_run(zoo.FETCH_OFFSETS_BY_HAND, TxnConfig()), NON_CONFORMANCE, "txn_fetch_wait_handled")
+    # near miss: the consumers' own fetches (in range, answered at once or parked on the LSO) are unchanged
+    assert _run(zoo.DELAYED_FETCH_BEYOND_LSO, WAITING).failure is None
+
+
+# ------------------------------------------------------------------ stale ABORT marker
+
+
+def _plant_commit_only_coordinator_epoch(monkeypatch: pytest.MonkeyPatch) -> None:
+    planted = _planted(
+        "kconform.impl.txn.log",
+        "        entry.coordinator_epoch = coordinator_epoch\n",
+        "        if commit:\n            entry.coordinator_epoch = coordinator_epoch\n",
+    )
+    monkeypatch.setattr(impl_log.TxnPartitionLog, "append_marker", planted.TxnPartitionLog.append_marker)
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+def test_a_deposed_coordinators_abort_marker_is_fenced_and_an_unfenced_one_is_caught(
+    cfg: TxnConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _run(zoo.STALE_COORDINATOR_ABORT_MARKER, cfg)
+    assert run.failure is None, run.failure
+    stale = [e.error for e in _events(run) if isinstance(e, ev.MarkerHandled) and e.coordinator_epoch == 0]
+    assert stale == [ev.TRANSACTION_COORDINATOR_FENCED]
+    _plant_commit_only_coordinator_epoch(monkeypatch)
+    _failed_at(_run(zoo.STALE_COORDINATOR_ABORT_MARKER, cfg), NON_CONFORMANCE, "marker_handled")
+    # near miss: the COMMIT-marker copy, where the planted leader still stores the epoch
+    assert _run(zoo.STALE_COORDINATOR_MARKER, cfg).failure is None

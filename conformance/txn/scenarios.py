@@ -513,6 +513,33 @@ def STALE_COORDINATOR_MARKER() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "stale-coordinator-abort-marker", mutants=())
+def STALE_COORDINATOR_ABORT_MARKER() -> tuple[o.Operation, ...]:
+    """``stale-coordinator-marker`` with an abort: the deposed coordinator's ABORT marker arrives while
+    the producer's next transaction is Ongoing on t-0. Every marker, COMMIT or ABORT, stores its
+    coordinator epoch in the producer state (ProducerAppendInfo.appendEndTxnMarker:
+    updatedEntry.setCoordinatorEpoch), and one from an older coordinator epoch is refused
+    (TRANSACTION_COORDINATOR_FENCED, kafka-facts section 1.8); a leader that stores it only for
+    COMMIT markers lets the stale abort end the next transaction."""
+    return (
+        *_open(1),
+        o.Settle(100),
+        o.AbortTxn(PRODUCER),
+        o.DeliverTo(COORDINATOR),  # EndTxn: PrepareAbort; queue = [answer, marker]
+        o.Deliver(0),  # the answer; the marker (epoch 0) is now the head
+        o.MoveCoordinator(TXN_ID, FAILOVER_TO),
+        o.Advance(10),  # the new coordinator loads and re-sends the marker at coordinator epoch 1
+        *_behind(2),  # that marker and its answer: CompleteAbort
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-0", 1),
+        *_behind(6),  # AddPartitionsToTxn, the batch, its verification: transaction 2 is Ongoing
+        o.Deliver(0),  # the deposed coordinator's ABORT marker
+        o.Settle(100),
+        *_commit(PRODUCER),
+        *_read(),
+    )
+
+
 @declare(Scenario, "failover-after-prepare", mutants=("failover-forgets-prepare",))
 def FAILOVER_AFTER_PREPARE() -> tuple[o.Operation, ...]:
     """KIP-98 coordinator failover, the Kafka design's 'after PREPARE, before the markers': the
@@ -600,6 +627,121 @@ def EXPIRY_KEEPS_OPEN_TXN() -> tuple[o.Operation, ...]:
         *_open(1),
         o.Settle(100),
         o.Advance(DAY_MS + PRODUCER_EXPIRY_CHECK_MS + 1_000),
+    )
+
+
+@declare(Scenario, "marker-before-verification-answer", mutants=())
+def MARKER_BEFORE_VERIFICATION_ANSWER() -> tuple[o.Operation, ...]:
+    """KIP-890 part 1's verification guard (kafka-facts section 1.9; UnifiedLog
+    .maybeStartTransactionVerification, VerificationGuard, analyzeAndValidateProducerState): the
+    producer's first batch to t-0 waits for its verification; the coordinator answers NONE (the
+    partition is in the Ongoing transaction), but before that answer reaches the leader an adversarial
+    client's EndTxn(abort) at the producer's own epoch (sent while its batch is in flight, which
+    Kafka's TransactionManager never does: EndTxn waits for incomplete batches) ends the transaction
+    and its ABORT marker lands on t-0. Any transactional batch, the marker included, clears the
+    verification entry, so the late NONE no longer matches a guard: the batch must be refused
+    (INVALID_TXN_STATE, "Record was not part of an ongoing transaction"), not opened as a transaction
+    nobody will end (NoHangingTransaction). The guard is checked before the epoch
+    (UnifiedLog.analyzeAndValidateProducerState precedes ProducerAppendInfo.append), so under TV2,
+    whose abort bumped the epoch, the answer is INVALID_TXN_STATE too."""
+    return (
+        *_INIT,
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-0", 1),
+        o.DeliverTo(COORDINATOR),  # AddPartitionsToTxn: Ongoing
+        o.Deliver(0),  # its answer: the batch is sent
+        o.DeliverTo(0),  # the batch: the leader asks the coordinator
+        o.DeliverTo(COORDINATOR),  # the verification: NONE, its answer in flight
+        o.RogueEndTxn(PRODUCER, -1, 0, False),
+        o.DeliverTo(COORDINATOR),  # EndTxn(abort): PrepareAbort, the marker to t-0
+        o.Deliver(2),  # in flight: the verification's answer, the EndTxn's, the ABORT marker: the marker first
+        o.Settle(100),  # the late NONE, the marker's answer: CompleteAbort
+        o.AbortTxn(PRODUCER),
+        o.Settle(1000),
+        *_read(),
+        o.Quiesce(QUIESCE_MS),
+    )
+
+
+@declare(Scenario, "fetch-offsets-by-hand", mutants=())
+def FETCH_OFFSETS_BY_HAND() -> tuple[o.Operation, ...]:
+    """Issue 17 (adversarial clients: out-of-range offsets, requests to non-leaders): consumer Fetches
+    sent by hand while t-0 holds two records of an open transaction with the HW between them. A
+    fetch offset up to the log end offset is in range (LocalLog.read: an offset above the HW or the
+    LSO reads nothing), past it or negative OFFSET_OUT_OF_RANGE (UnifiedLog.read,
+    OffsetOutOfRangeException: below the log start offset or above the log end offset); a Fetch to
+    a broker that does not lead t-0 NOT_LEADER_OR_FOLLOWER (ReplicaManager.readFromLocalLog). Each at
+    both isolation levels where it matters. Last, two of the errors with fetch.max.wait.ms: a read
+    that failed is answered at once, never parked (ReplicaManager.fetchMessages responds when
+    ``errorReadingData``)."""
+    hand = [
+        _wire(
+            broker,
+            "TxnFetchRequest",
+            partition="t-0",
+            fetch_offset=offset,
+            read_committed=committed,
+            min_bytes=1,
+            max_wait_ms=0,
+        )
+        for broker, offset, committed in (
+            (0, 2, False),
+            (0, 2, True),
+            (0, 1, True),
+            (0, 3, False),
+            (0, 3, True),
+            (0, -1, False),
+            (1, 0, False),
+            (2, 0, True),
+        )
+    ]
+    waiting = [  # fetch.max.wait.ms: an error is answered at once, never parked
+        _wire(0, "TxnFetchRequest", partition="t-0", fetch_offset=3, read_committed=True, min_bytes=1, max_wait_ms=500),
+        _wire(
+            1, "TxnFetchRequest", partition="t-0", fetch_offset=0, read_committed=False, min_bytes=1, max_wait_ms=500
+        ),
+    ]
+    return (
+        *_open(2),
+        o.Settle(1000),
+        o.AdvanceHw("t-0", 1),
+        *hand,
+        *waiting,
+        *_commit(PRODUCER),
+        *_read(),
+    )
+
+
+@declare(Scenario, "init-producer-id-by-hand", mutants=())
+def INIT_PRODUCER_ID_BY_HAND() -> tuple[o.Operation, ...]:
+    """Issue 17 (adversarial clients): InitProducerId requests with arguments Kafka validates before it
+    looks at the metadata, sent by hand after a committed transaction (TransactionCoordinator
+    .handleInitProducerId): a transaction timeout of 0 and one past transaction.max.timeout.ms
+    (900,000 ms; validateTransactionTimeoutMs: INVALID_TRANSACTION_TIMEOUT), a KIP-360 expected
+    producer id without an expected epoch and an epoch without an id (InitProducerIdRequest: both or
+    neither, INVALID_REQUEST), none of which changes the metadata, then one at exactly
+    transaction.max.timeout.ms, which is valid: NONE with the epoch bumped (it fences the producer,
+    whose later commit is PRODUCER_FENCED)."""
+    hand = [
+        _wire(COORDINATOR, "InitPidRequest", txn_id=TXN_ID, timeout_ms=timeout, expected_pid=pid, expected_epoch=epoch)
+        for timeout, pid, epoch in (
+            (0, -1, -1),
+            (900_001, -1, -1),
+            (60_000, FIRST_PID, -1),
+            (60_000, -1, 0),
+            (900_000, -1, -1),
+        )
+    ]
+    return (
+        *_INIT,
+        *_txn((("t-0", 1),), commit=True),
+        *hand,
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-0", 1),
+        o.Settle(1000),
+        o.CommitTxn(PRODUCER),
+        o.Settle(1000),
+        *_read(),
     )
 
 
@@ -741,12 +883,16 @@ SCENARIOS: dict[str, Scenario] = {
         LATE_PRODUCE_AFTER_ABORT,
         LATE_END_TXN,
         STALE_COORDINATOR_MARKER,
+        STALE_COORDINATOR_ABORT_MARKER,
         FAILOVER_AFTER_PREPARE,
         FAILOVER_BEFORE_LOAD,
         DELAYED_FETCH_BEYOND_LSO,
         DELAYED_FETCH_PAST_LSO,
         ABORTED_LIST_AT_MARKER,
         FAILOVER_AFTER_PREPARE_ABORT,
+        MARKER_BEFORE_VERIFICATION_ANSWER,
+        FETCH_OFFSETS_BY_HAND,
+        INIT_PRODUCER_ID_BY_HAND,
         ADVERSARIAL_PRODUCER,
         ADVERSARIAL_END_TXN,
         UNKNOWN_TXN_ID,

@@ -324,7 +324,7 @@ class TxnBroker(Handlers):
             aborted: tuple[AbortedTxn, ...] = ()
         else:
             error, records, aborted = log.fetch(req.fetch_offset, req.read_committed)
-            hw, lso = log.hw, log.lso()
+            hw, lso = (log.hw, log.lso()) if error == NONE else (-1, -1)  # an error carries no offsets
         if req.max_wait_ms > 0:
             self._fetch_wait(msg, req, error, records, hw, lso, aborted)
             return
