@@ -138,6 +138,11 @@ class Swarm:
     target: Target
 
 
+FAMILY = "_kconform_family"
+"""The attribute naming the family of a ``family_on`` precondition: its value depends on the run's
+families only, which ``boot`` sets once (conformance.walk evaluates it once per example)."""
+
+
 def family_on(family: str) -> Callable[[Any], bool]:
     """A precondition: rule family ``family`` is switched on in this run (swarm testing). A named
     function, not a lambda: Hypothesis describes every precondition at every validity check of a
@@ -147,6 +152,7 @@ def family_on(family: str) -> Callable[[Any], bool]:
         return family in machine.families
 
     on.__name__ = on.__qualname__ = f"{family.replace('-', '_')}_on"
+    setattr(on, FAMILY, family)  # a function attribute mypy does not know
     return on
 
 
@@ -263,6 +269,7 @@ def make_machine(
 
 
 __all__ = [
+    "FAMILY",
     "RUN_MS",
     "STEP_MS",
     "ConformanceFailure",

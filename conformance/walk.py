@@ -41,8 +41,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine
 
-from kconform.conformance.machine import ConformanceFailure
+from kconform.conformance.machine import FAMILY, ConformanceFailure
 from kconform.conformance.runner import LockstepRun
+from kconform.model.fast_init import fast_frozen_init
 
 SHRINK_RUNS = 2_000
 """Re-runs a shrink may take at most."""
@@ -98,17 +99,38 @@ def arg_of(name: str, strategy: st.SearchStrategy[Any], where: str) -> Arg:
     )
 
 
+Precondition = Callable[[Any], bool]
+"""A rule's precondition: asked with the machine."""
+
+
 @dataclass(frozen=True)
 class WalkRule:
-    """One rule of a machine as the walk runs it."""
+    """One rule of a machine as the walk runs it. ``families`` are the swarm families its
+    ``family_on`` preconditions ask for (fixed for a run once ``boot`` chose them), ``checks`` its
+    other preconditions (asked at every step)."""
 
     name: str
     function: Callable[..., None]
-    preconditions: tuple[Callable[[Any], bool], ...]
+    preconditions: tuple[Precondition, ...]
     args: tuple[Arg, ...]
+    families: frozenset[str] = frozenset()
+    checks: tuple[Precondition, ...] = ()
 
     def valid(self, machine: Any) -> bool:
         return all(p(machine) for p in self.preconditions)
+
+    def can_run(self, families: frozenset[str]) -> bool:
+        """Whether its family preconditions hold in a run of ``families`` (``valid`` is then
+        ``checks`` alone)."""
+        return self.families <= families
+
+
+def _split(
+    preconditions: tuple[Callable[[Any], bool], ...],
+) -> tuple[frozenset[str], tuple[Callable[[Any], bool], ...]]:
+    """The families asked for by ``family_on`` preconditions, and the other preconditions in order."""
+    families = frozenset(getattr(p, FAMILY) for p in preconditions if hasattr(p, FAMILY))
+    return families, tuple(p for p in preconditions if not hasattr(p, FAMILY))
 
 
 def rules_of(machine_class: type[RuleBasedStateMachine]) -> tuple[WalkRule, ...]:
@@ -125,10 +147,13 @@ def rules_of(machine_class: type[RuleBasedStateMachine]) -> tuple[WalkRule, ...]
         if r.bundles or r.targets:
             raise TypeError(f"{where}: the walk engine does not run rules with bundles")
         args = tuple(arg_of(k, v, where) for k, v in r.arguments.items())
-        out.append(WalkRule(r.function.__name__, r.function, tuple(r.preconditions), args))
+        preconditions = tuple(r.preconditions)
+        families, checks = _split(preconditions)
+        out.append(WalkRule(r.function.__name__, r.function, preconditions, args, families, checks))
     return tuple(out)
 
 
+@fast_frozen_init
 @dataclass(frozen=True)
 class Call:
     """One rule call of a walk: the rule's name and its arguments in the rule's order."""
@@ -177,8 +202,17 @@ def random_walk(
     try:
         try:
             machine.boot(seed=seed, families=set(on))
+            # The family preconditions are fixed for the run: asked once here; a step asks the
+            # others (the same rules in the same order as asking all of them at every step).
+            chosen: frozenset[str] = machine.families
+            enabled = [r for r in enabled if r.can_run(chosen)]
+            runnable = [r for r in rules if r.can_run(chosen)]
+            fixed = not any(r.checks for r in runnable)
             for _ in range(steps):
-                valid = [r for r in enabled if r.valid(machine)] or [r for r in rules if r.valid(machine)]
+                if fixed:
+                    valid = enabled or runnable
+                else:
+                    valid = [r for r in enabled if _holds(r, machine)] or [r for r in runnable if _holds(r, machine)]
                 if not valid:
                     break
                 rule = valid[rng.randrange(len(valid))] if len(valid) > 1 else valid[0]
@@ -189,8 +223,24 @@ def random_walk(
             outcome.failed_at = len(calls) - 1 if calls else None  # None: at boot
         outcome.run = machine.run
     finally:
-        machine.teardown()
+        _dispose(machine)
     return Walk(seed, on, tuple(calls)), outcome
+
+
+def _dispose(machine: Any) -> None:
+    """The machine's teardown, then forget what it holds: Hypothesis' rule strategy refers back to
+    the machine, so a machine left whole is freed only by the cyclic collector, with its run (every
+    step and event) and its adapter; dropped here, they go as soon as the caller lets go of them."""
+    try:
+        machine.teardown()
+    finally:
+        vars(machine).clear()
+
+
+def _holds(rule: WalkRule, machine: Any) -> bool:
+    """Whether the preconditions of ``rule`` other than its families hold now."""
+    checks = rule.checks
+    return not checks or all(p(machine) for p in checks)
 
 
 def rerun(machine_class: type[RuleBasedStateMachine], rules: dict[str, WalkRule], walk: Walk) -> Outcome:
@@ -212,7 +262,7 @@ def rerun(machine_class: type[RuleBasedStateMachine], rules: dict[str, WalkRule]
             outcome.failed_at = ran - 1 if ran else None
         outcome.run = machine.run
     finally:
-        machine.teardown()
+        _dispose(machine)
     return outcome
 
 

@@ -62,6 +62,13 @@ class Scheduler:
         for seq in sorted(s for s, t in self._live.items() if t.owner == owner):
             del self._live[seq]
 
+    def clear(self) -> None:
+        """Forget every timer (the cluster is closed: nothing fires any more). A timer's action refers
+        to its node, which refers to this scheduler: cleared, a closed cluster is freed by reference
+        counting instead of waiting for the cyclic collector."""
+        self._heap.clear()
+        self._live.clear()
+
     def next_due_ms(self) -> int | None:
         """Due time of the earliest live timer, None when no timer is pending."""
         heap, live = self._heap, self._live

@@ -267,4 +267,7 @@ class SimulationAdapter(ABC, Generic[S]):
         return self.running.snapshot()
 
     def close(self) -> None:
+        """Drop the simulation, and its timers (impl.clock.Scheduler.clear): a closed cluster runs nothing."""
+        if self._sim is not None:
+            self._sim.world.scheduler.clear()
         self._sim = None
