@@ -4,6 +4,8 @@ columns the SQL names are read. Spark's own SQL dialect (the ``sorted`` plan) ag
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +75,40 @@ def test_spark_tasks_plan_hands_the_rows_to_the_tasks_and_agrees(spark: Any, bro
     expected = run_duckdb(root, manifest, manifest.buckets, validated=True, plan="tasks").counts
     assert expected
     assert run_spark(spark, root, manifest, manifest.buckets, validated=True, plan="tasks").counts == expected
+
+
+def test_a_task_mines_a_corpus_file_without_importing_pandas(broken: tuple[Path, Manifest]) -> None:
+    """What a Spark task runs (read its file, cut it into chunks of whole traces, the node state
+    pass and the SQL) imports no pandas: pyarrow's ``to_numpy``/``pa.scalar``/``pq.read_table`` and
+    numpy's ``asarray`` of an Arrow array would (0.3-0.5 CPU-s in every Python worker). A fresh
+    interpreter, as a worker forked from the daemon (which imports what traces.mine.daemon does)."""
+    root, _manifest = broken
+    code = f"""
+import sys
+import duckdb, numpy, pyarrow.parquet
+import kconform.traces.mine.tasks
+from kconform.traces.corpus import EVENTS_DIR, arrow_schema, bucket_path, read_manifest
+from kconform.traces.mine.engine import column, corpus_slices, ev_columns, traces_table
+from kconform.traces.mine.state import whole_trace_chunks
+from kconform.traces.mine.tasks import CHUNK_ROWS, chunk_sql, read_columns, read_file, run_chunk
+from kconform.traces.mine.txn_tables import txn_tables
+
+root = {str(root)!r}
+manifest = read_manifest(root)
+slices = sorted(corpus_slices(root, manifest.buckets))
+tables = {{"tr": traces_table(manifest), **txn_tables(manifest)}}
+columns = ev_columns(read_columns([column(f.name) for f in arrow_schema()], slices, None))
+sql = chunk_sql(slices, None)
+assert "pandas" not in sys.modules, "the driver's preparations imported pandas"
+found = 0
+for bucket in manifest.buckets:
+    events = read_file(str(bucket_path(root, EVENTS_DIR, bucket)), columns, [], dictionaries=True)
+    for chunk in whole_trace_chunks(events.to_batches(max_chunksize=7), 16):
+        found += run_chunk(chunk, tables, sql).num_rows
+print(found, "pandas" in sys.modules)
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr
+    found, pandas = run.stdout.split()
+    assert int(found) > 0, "the corpus must fire, or the pass and the SQL did not run on it"
+    assert pandas == "False"

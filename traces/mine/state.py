@@ -130,10 +130,20 @@ def _null(n: int) -> _Col:
     return _Col(np.zeros(n, np.int64), np.zeros(n, bool))
 
 
+def _one_array(col: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """``col`` as one array (``combine_chunks`` builds an empty one with ``pa.array``, which imports
+    pandas: ``_valid``)."""
+    if not isinstance(col, pa.ChunkedArray):
+        return col
+    if col.num_chunks == 1:
+        return col.chunk(0)
+    return pa.concat_arrays(col.chunks) if col.num_chunks else pa.nulls(0, col.type)
+
+
 def _ints(col: pa.ChunkedArray | pa.Array) -> _Col:
     """The int64 column ``col`` as values (the Arrow buffer itself, read-only) and validity, in row
     order."""
-    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    arr = _one_array(col)
     if arr.type != pa.int64():
         arr = arr.cast(pa.int64())
     n = len(arr)
@@ -143,15 +153,34 @@ def _ints(col: pa.ChunkedArray | pa.Array) -> _Col:
     v = np.frombuffer(data, dtype=np.int64, count=arr.offset + n)[arr.offset :]
     if arr.null_count == 0:
         return _Col(v, np.ones(n, bool))
-    return _Col(v, arr.is_valid().to_numpy(zero_copy_only=False))
+    return _Col(v, _valid(arr))
+
+
+def _valid(arr: pa.Array) -> np.ndarray:
+    """The validity of ``arr``'s rows as a bool array, unpacked from its validity bitmap (an
+    array's ``to_numpy``, or numpy's ``asarray`` of it, would import pandas first: 0.3-0.5 CPU-s in
+    every Spark Python worker)."""
+    n = len(arr)
+    bitmap = arr.buffers()[0]
+    if bitmap is None:
+        return np.ones(n, bool)
+    bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), count=arr.offset + n, bitorder="little")
+    return bits[arr.offset :].astype(bool)
+
+
+def int64_values(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """The values of a non-null integer column as an int64 numpy array (a view of the Arrow buffer
+    when it is int64 in one chunk), without importing pandas (``_valid``)."""
+    return _ints(col).v
 
 
 def _codes(col: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, list[str]]:
     """A string column (plain or dictionary-encoded) as dictionary codes (-1: null) and the
     dictionary (which may name a value twice: ``_mask`` reads every code of a name)."""
-    arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    arr = _one_array(col)
     enc = arr if pa.types.is_dictionary(arr.type) else pc.dictionary_encode(arr)
-    codes = np.asarray(enc.indices.fill_null(-1), dtype=np.int64)
+    indices = _ints(enc.indices)  # not fill_null(-1): pa.scalar imports pandas
+    codes = np.where(indices.ok, indices.v, -1)
     return codes, [str(x) for x in enc.dictionary.to_pylist()]
 
 
@@ -525,7 +554,7 @@ def whole_trace_chunks(batches: Iterable[pa.RecordBatch], chunk_rows: int) -> It
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        trace = np.asarray(batch.column("trace"), dtype=np.int64)
+        trace = int64_values(batch.column("trace"))
         change = np.flatnonzero(trace[1:] != trace[:-1]) + 1
         starts = np.concatenate(([0], change))
         seen = trace[starts]
@@ -542,7 +571,7 @@ def whole_trace_chunks(batches: Iterable[pa.RecordBatch], chunk_rows: int) -> It
         if held < chunk_rows:
             continue
         table = pa.Table.from_batches(pending)
-        col = np.asarray(table.column("trace"), dtype=np.int64)
+        col = int64_values(table.column("trace"))
         cut = int(np.flatnonzero(col != col[-1])[-1]) + 1 if (col != col[-1]).any() else 0
         if cut:
             yield table.slice(0, cut)
