@@ -175,7 +175,9 @@ def cmd_mine(args: argparse.Namespace) -> int:
                     temp_directory=args.out / "duckdb-spill",
                 )
             else:
-                spark = engine.spark_session(args.master, spark_conf)
+                # The first run of a Java and Spark installation saves the driver's classes as it
+                # exits (traces.mine.jvm_archive), for later runs to start in half the CPU.
+                spark = engine.spark_session(args.master, spark_conf, class_archive="auto")
                 out = args.out / "violations.parquet"
                 result = engine.run_spark(spark, args.corpus, manifest, good, names, out=out, validated=True)
         except Exception as e:  # an engine failure the checks above could not foresee: one line, exit 2
