@@ -246,6 +246,25 @@ def test_each_answer_of_a_duplicated_request_acknowledges_its_own_copy(tmp_path:
     assert _fired(run_duckdb(tmp_path / "c", manifest, manifest.buckets)) == {1: {"NoCommittedDataLoss"}}
 
 
+def test_divergence_compares_each_brokers_latest_write_at_its_crossing(tmp_path: Path) -> None:
+    """NoDivergenceBelowHw takes, for a broker whose HW passes an offset, the record it wrote last
+    at that offset up to that event (the write in the same event included), not an earlier one it
+    overwrote nor a later one: broker 0 commits (epoch 0, request 1) at offset 0 in every trace.
+    Trace 0: broker 1 wrote another record first, then the same one, and its HW passes: agreement.
+    Trace 1: the same writes in the other order: divergence. Trace 2: broker 1's HW passes with the
+    same record, and it overwrites it afterwards (no new crossing): agreement. On every plan."""
+    committed = [_lead(0, 0), _produce(0, 1, 1, 0, 0, 1), _lead(1, 1)]
+    traces = [
+        _trace([*committed, _produce(1, 2, 1, 0, 1, 0), _produce(1, 1, 1, 0, 0, 1)]),
+        _trace([*committed, _produce(1, 1, 1, 0, 0, 0), _produce(1, 2, 1, 0, 1, 1)]),
+        _trace([*committed, _produce(1, 1, 1, 0, 0, 1), _produce(1, 2, 1, 0, 1, 1)]),
+    ]
+    manifest = write_corpus(tmp_path / "c", traces, buckets=1)
+    for plan in ("files", "sorted", "windows"):
+        fired = _fired(run_duckdb(tmp_path / "c", manifest, manifest.buckets, plan=plan))
+        assert fired == {1: {"NoDivergenceBelowHw"}}, plan
+
+
 # --------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------

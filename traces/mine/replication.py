@@ -314,14 +314,14 @@ _register(
         SELECT 'NoDivergenceBelowHw' AS invariant, trace, MAX(first_pos) AS pos, MIN(first_pos) AS wpos,
           concat('offset ', {STR(MIN(o))}, ' committed as ', {STR(COUNT(*))}, ' different records') AS detail
         FROM (
-          SELECT c.trace, c.o, c.e_epoch, c.e_rid, MIN(c.pos) AS first_pos
-          FROM (
-            SELECT x.trace, x.o, x.pos, w.e_epoch, w.e_rid,
-              ROW_NUMBER() OVER (PARTITION BY x.trace, x.node, x.o, x.pos ORDER BY w.pos DESC) AS latest
-            FROM crossings x JOIN writes w ON w.trace = x.trace AND w.node = x.node AND w.o = x.o AND w.pos <= x.pos
-          ) c JOIN tr ON tr.trace = c.trace
-          WHERE c.latest = 1 AND tr.strict
-          GROUP BY c.trace, c.o, c.e_epoch, c.e_rid)
+          SELECT x.trace, x.o, w.e_epoch, w.e_rid, MIN(x.pos) AS first_pos
+          FROM crossings x JOIN (
+            SELECT w.trace, w.node, w.o, w.pos, w.e_epoch, w.e_rid,
+              LEAD(w.pos) OVER (PARTITION BY w.trace, w.node, w.o ORDER BY w.pos) AS next_pos
+            FROM writes w JOIN tr ON tr.trace = w.trace WHERE tr.strict) w
+            ON w.trace = x.trace AND w.node = x.node AND w.o = x.o AND w.pos <= x.pos
+               AND (w.next_pos IS NULL OR x.pos < w.next_pos)
+          GROUP BY x.trace, x.o, w.e_epoch, w.e_rid)
         GROUP BY trace, o HAVING COUNT(*) > 1""",
     )
 )
