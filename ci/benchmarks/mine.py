@@ -20,7 +20,13 @@ process so that peak memory is its own (``--engines`` chooses among them):
   time (two worker threads, one DuckDB thread per chunk, ``--duckdb-memory`` per chunk, spilling to a
   directory under the run's work directory); ``duckdb-sorted``: its default before (one connection
   over the node state of the whole corpus, whose memory grows with the corpus);
+- ``spark-no-archive``: ``spark`` with its driver JVM started without the class data sharing
+  archive (``KCONFORM_SPARK_CDS=off``), as before 2026-11-27 10:30 UTC;
 - ``oracle``: the lockstep judge, on at most ``--oracle-events`` events (its first whole traces).
+
+Before any Spark engine runs, the benchmark makes the class data sharing archive of Spark's driver
+JVM if it is missing (traces.mine.jvm_archive, in a process of its own: once per Java and Spark
+installation; the run says so and what it cost), so that every measured Spark engine maps it.
 
 ``--before-python PY`` also measures ``--before-engines`` (default ``spark duckdb``) with another
 interpreter, one whose ``kconform`` is an earlier commit (e.g. a checkout of it with its own virtual
@@ -32,7 +38,8 @@ engine's verdicts on it are exactly K times those on the source (the run says so
 
 Events/s counts the corpus' events over wall-clock seconds of the engine's work (Spark: from the
 first read to the violations on disk; the session start-up is reported apart, its CPU-seconds as
-"+ N start-up" in the Spark cells). CPU seconds are the
+"+ N start-up" in the Spark cells, and the ratio table gives Spark / DuckDB both without and with
+it). CPU seconds are the
 engine processes' user + system time over the same span (Spark: the JVM, the Python driver and the
 Python workers below the JVM), and events per CPU-second are shown beside wall-clock rates because
 the machine may be shared: the load average at the end of each measurement is printed with it.
@@ -122,6 +129,7 @@ ENGINES: dict[str, tuple[str, str]] = {
     "spark-sorted": ("spark", "sorted"),
     "spark-tasks": ("spark", "tasks"),
     "spark": ("spark", "files"),
+    "spark-no-archive": ("spark", "files"),
     "duckdb-before": ("duckdb", "windows"),
     "duckdb": ("duckdb", "files"),
     "duckdb-sorted": ("duckdb", "sorted"),
@@ -133,7 +141,9 @@ shuffle by trace, window views, the SQL row check, every slice); ``spark-sorted`
 (the node state pass through mapInArrow, the invariants in Spark SQL); ``spark-tasks`` the
 ``tasks`` plan (each task runs the invariants' DuckDB SQL over the whole traces Spark read from its
 file and handed over as Arrow); ``spark`` the default ``files`` plan (each task reads its own file;
-the JVM reads no event); ``duckdb`` DuckDB's default files plan (two files at a time),
+the JVM reads no event; its driver JVM maps the class data sharing archive of
+traces.mine.jvm_archive, which the benchmark makes first if missing), ``spark-no-archive`` the same
+without the archive; ``duckdb`` DuckDB's default files plan (two files at a time),
 ``duckdb-sorted`` its sorted plan (the default before 2026-11-27), ``duckdb-tasks`` the tasks plan's
 chunks in one process. All but the before plans run
 after the corpus check (traces.inputs.corpus, timed apart as ``validate``)."""
@@ -145,6 +155,10 @@ BEFORE_CONF: dict[str, dict[str, str]] = {
 }
 """The Spark engines measured as they were before 2026-11-27: the JVMs' default Java options
 (engine.JVM_OPTIONS since)."""
+
+ENGINE_ENV: dict[str, dict[str, str]] = {"spark-no-archive": {"KCONFORM_SPARK_CDS": "off"}}
+"""Environment of an engine's process: ``spark-no-archive`` starts its driver JVM without the class
+data sharing archive (traces.mine.jvm_archive), as before 2026-11-27 10:30 UTC."""
 
 
 def _one(
@@ -168,7 +182,9 @@ def _one(
         from kconform.traces.mine.engine import run_spark, spark_session
 
         started, python_cpu = time.perf_counter(), _cpu_s()
-        spark = spark_session("local[2]", {"spark.driver.memory": driver_memory, **BEFORE_CONF.get(engine, {})})
+        spark = spark_session(
+            "local[2]", {"spark.driver.memory": driver_memory, **BEFORE_CONF.get(engine, {})}, class_archive="use"
+        )
         try:
             out["startup_s"] = time.perf_counter() - started
             jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
@@ -286,6 +302,7 @@ def _measure(
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, **ENGINE_ENV.get(engine, {})},
     )
     lines = [line for line in run.stdout.splitlines() if line.startswith("{")]
     if run.returncode != 0 or not lines:
@@ -358,6 +375,49 @@ def before_after_table(runs: list[tuple[int, dict[str, dict[str, Any]]]]) -> Tab
             cells.append(_ratio(figures, after, before) if before and after else "-")
         table.add_row(*cells)
     return table
+
+
+def _ratio_with_startup(figures: dict[str, dict[str, Any]], top: str, bottom: str) -> str:
+    """As ``_ratio``, with each engine's start-up (Spark's session) added to its CPU-seconds and
+    wall-clock seconds."""
+    a, b = figures.get(top), figures.get(bottom)
+    if not a or not b or not a.get("cpu_s") or not b.get("cpu_s"):
+        return "-"
+    cpu = (a["cpu_s"] + a.get("startup_cpu_s", 0.0)) / (b["cpu_s"] + b.get("startup_cpu_s", 0.0))
+    wall = (a["seconds"] + a.get("startup_s", 0.0)) / (b["seconds"] + b.get("startup_s", 0.0))
+    return f"{cpu:.2f} ({wall:.2f})"
+
+
+def prepare_archive() -> str:
+    """Make the class data sharing archive of Spark's driver JVM (traces.mine.jvm_archive) if it is
+    missing, in a process of its own (a session, a one-task job, its exit), so that every measured
+    Spark engine starts with it; says what it did."""
+    from kconform.traces.mine import jvm_archive
+
+    if jvm_archive.mode("auto") != "auto":
+        return f"class data sharing archive: KCONFORM_SPARK_CDS={os.environ.get('KCONFORM_SPARK_CDS')}"
+    code = (
+        "from kconform.traces.mine.engine import spark_session\n"
+        "s = spark_session('local[2]', class_archive='auto')\n"
+        "s.sparkContext.parallelize(range(2), 2).count()\n"
+        "s.stop()\n"
+        "from kconform.traces.mine import jvm_archive\n"
+        "print('made' if jvm_archive._pending is not None else 'present')\n"
+    )
+    started = time.perf_counter()
+    before = os.times()
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=900)
+    after = os.times()
+    cpu = after.children_user + after.children_system - before.children_user - before.children_system
+    what = (run.stdout.strip().splitlines() or ["failed"])[-1]
+    if run.returncode != 0:
+        return f"class data sharing archive: the run that makes it failed ({run.stderr.strip()[-300:]})"
+    if what == "present":
+        return f"class data sharing archive: present in {jvm_archive.cache_dir()}"
+    return (
+        f"class data sharing archive: made in {jvm_archive.cache_dir()} in {time.perf_counter() - started:.1f} s, "
+        f"{cpu:.1f} CPU-s (a session, one job, the dump at exit; once per Java and Spark installation)"
+    )
 
 
 DEFAULT_SIZES = (1_000_000, 10_000_000, 100_000_000)
@@ -446,8 +506,10 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(width=max(Console().width, 200))
     console.print(
         f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load {os.getloadavg()[0]:.1f}"
     )
+    if any(ENGINES[e][0] == "spark" for e in args.engines):
+        console.print(prepare_archive())
     base = args.dir or Path(tempfile.mkdtemp(prefix="kconform-bench-"))
     spill = base / "spill"
     spill.mkdir(parents=True, exist_ok=True)
@@ -572,19 +634,24 @@ def main(argv: list[str] | None = None) -> int:
         ("duckdb", "duckdb-before"),
         ("duckdb", "duckdb-sorted"),
         ("spark", "spark-tasks"),
+        ("spark", "spark-no-archive"),
     ]
-    ratios.add_column("events", justify="right")
+    startup_pairs = [("spark", "duckdb"), ("spark-no-archive", "duckdb"), ("spark@before", "duckdb@before")]
+    columns: list[tuple[str, list[str]]] = []
     for top, bottom in pairs:
         cross = top.startswith("spark") and bottom.startswith("duckdb")
-        ratios.add_column(f"{top} cost / {bottom} cost" if cross else f"{top} speed-up over {bottom}", justify="right")
-    for events, figures in runs:
-        cells = []
-        for top, bottom in pairs:
-            if top.startswith("spark") and bottom.startswith("duckdb"):  # how many times DuckDB's rate Spark's is
-                cells.append(_ratio(figures, bottom, top))
-            else:
-                cells.append(_ratio(figures, top, bottom))
-        ratios.add_row(f"{events:,}", *cells)
+        # Across engines: how many times DuckDB's rate Spark's is, i.e. Spark's cost over DuckDB's.
+        cells = [_ratio(f, bottom, top) if cross else _ratio(f, top, bottom) for _events, f in runs]
+        columns.append((f"{top} cost / {bottom} cost" if cross else f"{top} speed-up over {bottom}", cells))
+    for top, bottom in startup_pairs:
+        cells = [_ratio_with_startup(f, top, bottom) for _events, f in runs]
+        columns.append((f"{top} cost / {bottom} cost, Spark's start-up counted", cells))
+    columns = [(name, cells) for name, cells in columns if any(c != "-" for c in cells)]
+    ratios.add_column("events", justify="right")
+    for name, _cells in columns:
+        ratios.add_column(name, justify="right")
+    for i, (events, _figures) in enumerate(runs):
+        ratios.add_row(f"{events:,}", *(cells[i] for _name, cells in columns))
     console.print(ratios)
     console.print(before_after_table(runs))
     if len(runs) > 1:
