@@ -65,9 +65,27 @@ def paid(owed: FrozenMap[int, Owed], msg: int) -> FrozenMap[int, Owed]:
     return owed.remove(msg) if msg in owed else owed
 
 
+_FIRST_DUE: list[tuple[object, int | None]] = []
+"""The last ``owed`` map ``first_due`` saw and its answer (one slot, replaced whole; the map is
+held, so its id is not reused)."""
+
+
+def first_due(owed: FrozenMap[int, Owed]) -> int | None:
+    """The earliest send time + request.timeout.ms of the requests ``owed`` (None: none), computed
+    once for the very same map in a row."""
+    if _FIRST_DUE and _FIRST_DUE[0][0] is owed:
+        return _FIRST_DUE[0][1]
+    first = min((r.sent_ms + REQUEST_TIMEOUT_MS for r in owed.values()), default=None)
+    _FIRST_DUE[:] = [(owed, first)]
+    return first
+
+
 def late(owed: FrozenMap[int, Owed], now_ms: int) -> tuple[str, ...]:
     """One message per request still owed on the clock ``now_ms`` past its send time +
-    request.timeout.ms."""
+    request.timeout.ms (none before the earliest)."""
+    first = first_due(owed)
+    if first is None or now_ms <= first:
+        return ()
     return tuple(
         f"{r.what} request {msg} ({r.about}) that broker {r.sender} sent to broker {r.dst} at {r.sent_ms} ms "
         f"on a healthy network is unanswered at {now_ms} ms (request.timeout.ms {REQUEST_TIMEOUT_MS})"

@@ -16,15 +16,18 @@ that hanging transaction is a real pre-KIP-890 violation, reported as such, neve
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
+import operator
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from kconform.model import delayed, guarantees, timer_bounds
 from kconform.model import producer_state as P
 from kconform.model import txn_delayed_fetch as D
 from kconform.model import txn_graph as G
 from kconform.model import txn_partition as T
-from kconform.model.guarantees import Memo as Memo
 from kconform.model.guarantees import Violation as Violation
 from kconform.model.txn_config import TxnConfig
 from kconform.model.txn_state import Fate, TxnState
@@ -40,6 +43,28 @@ _REGISTRY = guarantees.Registry[TxnState, TxnConfig](same=guarantees.same_inputs
 maps a step replaces, never edits: identity is exact and costs nothing)."""
 INVARIANTS: dict[str, guarantees.Invariant[TxnState, TxnConfig]] = _REGISTRY.invariants
 _register, _register_step = _REGISTRY.state, _REGISTRY.step
+
+
+class Reads:
+    """The inputs of a state invariant, declared as the parts of the state it reads: ``paths`` are
+    field names of TxnState (``"partitions"``) or of its ghost (``"ghost.fates"``). Called on a
+    state it returns those parts in order (the registry's ``inputs``); ``check_state`` with a memo
+    also uses the paths themselves, to find which invariants read a part that changed."""
+
+    __slots__ = ("_get", "paths")
+
+    def __init__(self, *paths: str) -> None:
+        if not paths:
+            raise ValueError("an invariant reads at least one part of the state")
+        self.paths = paths
+        self._get = operator.attrgetter(*paths)
+
+    def __call__(self, s: TxnState) -> guarantees.Inputs:
+        got = self._get(s)
+        return got if len(self.paths) > 1 else (got,)
+
+
+_reads = Reads
 
 
 def _data_records(p: T.Partition) -> Iterator[tuple[int, int, int, int, int]]:
@@ -65,7 +90,7 @@ EXPIRY = (
 @_register(
     "NoDuplicateAppends",
     "KIP-98 idempotent producer; kafka-facts §2.2",
-    lambda s: (s.partitions, s.ghost.expired),
+    _reads("partitions", "ghost.expired"),
 )
 def no_duplicate_appends(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """No client record is appended twice to a partition: retries of an idempotent producer are deduplicated."""
@@ -88,7 +113,7 @@ def no_duplicate_appends(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
 @_register(
     "PerProducerOrder",
     "KIP-98 sequence numbers; kafka-facts §2.2",
-    lambda s: (s.partitions, s.ghost.expired),
+    _reads("partitions", "ghost.expired"),
 )
 def per_producer_order(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """On each partition a producer's records appear in sequence order without gaps within an epoch, and its epochs
@@ -138,7 +163,7 @@ def _tv0_split(cfg: TxnConfig, ctxn: int, fates: list[Fate]) -> str:
 @_register(
     "TxnAtomicity",
     "KIP-98 atomic multi-partition writes; Jepsen (Kafka 3.x) lost/aborted writes",
-    lambda s: (s.ghost.owners, s.ghost.fates),
+    _reads("ghost.owners", "ghost.fates"),
 )
 def txn_atomicity(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """The records and offset commits of one client transaction all commit or all abort, on every partition."""
@@ -160,7 +185,7 @@ def txn_atomicity(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
 @_register(
     "NoAbortedRead",
     "Jepsen/Adya G1a (aborted read); KIP-98 read_committed; kafka-facts §4",
-    lambda s: (s.ghost.reads, s.ghost.fates),
+    _reads("ghost.reads", "ghost.fates"),
 )
 def no_aborted_read(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """A read_committed consumer never receives a record of an aborted transaction (G1a)."""
@@ -172,7 +197,7 @@ def no_aborted_read(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
 @_register(
     "NoUncommittedRead",
     "KIP-98 read_committed (LSO); kafka-facts §4; Redpanda #3036",
-    lambda s: (s.ghost.reads,),
+    _reads("ghost.reads"),
 )
 def no_uncommitted_read(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """A read_committed consumer only receives transactional records whose transaction had committed when the fetch was
@@ -186,7 +211,7 @@ def no_uncommitted_read(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
 @_register(
     "LsoBounds",
     "KIP-98 last stable offset; UnifiedLog.lastStableOffset; kafka-facts §2.4, §4",
-    lambda s: (s.partitions, s.ghost.served),
+    _reads("partitions", "ghost.served"),
 )
 def lso_bounds(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """Every partition's HW is at most its LEO, and every LSO served is at most the HW and never past an unstable
@@ -206,7 +231,7 @@ def lso_bounds(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
 @_register(
     "NoZombieCommit",
     "KIP-98 producer fencing; KAFKA-6119; kafka-facts §1.11",
-    lambda s: (s.ghost.owners, s.ghost.fates),
+    _reads("ghost.owners", "ghost.fates"),
 )
 def no_zombie_commit(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """A write by a fenced producer epoch (the coordinator had moved past it when it was appended) never commits."""
@@ -221,7 +246,7 @@ def no_zombie_commit(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
 @_register(
     "ValidTxnTransitions",
     "kafka-facts §1.1 TransactionState.validPreviousStates; KIP-890 part 2",
-    lambda s: (s.ghost.transitions,),
+    _reads("ghost.transitions"),
 )
 def valid_txn_transitions(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """The coordinator moves a transactional id only along Kafka's valid-previous-state table."""
@@ -233,7 +258,7 @@ def valid_txn_transitions(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
 @_register(
     "NoHangingTransaction",
     "KIP-890 part 1 (hanging transactions); KAFKA-14402; KIP-98 timeouts",
-    lambda s: (s.ghost.open_at_quiescence, s.partitions, s.txns),
+    _reads("ghost.open_at_quiescence", "partitions", "txns"),
 )
 def no_hanging_transaction(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """Every transaction open on a partition belongs to a coordinator transaction (Ongoing or Prepare*) that includes
@@ -241,6 +266,8 @@ def no_hanging_transaction(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     for what in sorted(s.ghost.open_at_quiescence):
         yield Violation("NoHangingTransaction", f"after quiescence {what}")
     for name, p in s.partitions.items():
+        if not p.producers:
+            continue  # no producer state, no open transaction
         for first, pid in p.open_txns():
             known = any(
                 meta.pid == pid and meta.state in (G.ONGOING, *G.PREPARED) and name in meta.partitions
@@ -256,7 +283,7 @@ def no_hanging_transaction(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
 @_register(
     "OneOutcomePerTransaction",
     "KIP-98; Jepsen (Kafka 3.x) lost writes; KAFKA-17754",
-    lambda s: (s.ghost.fates, s.ghost.owners, s.ghost.end_answers),
+    _reads("ghost.fates", "ghost.owners", "ghost.end_answers"),
 )
 def one_outcome_per_transaction(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """Each coordinator transaction has one outcome on every partition, and a client told its transaction committed (or
@@ -287,7 +314,7 @@ def one_outcome_per_transaction(s: TxnState, cfg: TxnConfig) -> Iterator[Violati
 @_register(
     "NoUncommittedOffsetRead",
     "KIP-98 transactional offset commits; KIP-447; kafka-facts §1.10",
-    lambda s: (s.ghost.offset_reads, s.partitions, s.ghost.fates),
+    _reads("ghost.offset_reads", "partitions", "ghost.fates"),
 )
 def no_uncommitted_offset_read(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """OffsetFetch returns only offsets of plain commits or of committed transactions."""
@@ -306,7 +333,7 @@ def no_uncommitted_offset_read(s: TxnState, cfg: TxnConfig) -> Iterator[Violatio
 @_register(
     "DelayedFetchDeadlines",
     "DelayedOperation (timing-wheel expiry); DelayedFetch; ReplicaManager.fetchMessages",
-    lambda s: (s.parked, s.now_ms),
+    _reads("parked", "now_ms"),
 )
 def purgatory_deadlines(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """No parked consumer fetch outlives its fetch.max.wait.ms (the replication slice's PurgatoryDeadlines)."""
@@ -321,7 +348,7 @@ def purgatory_deadlines(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
 @_register(
     "DelayedFetchTriggersHonoured",
     "DelayedOperationPurgatory.checkAndComplete; Partition.tryCompleteDelayedRequests (LeaderHwChange.INCREASED)",
-    lambda s: (s.ghost.overdue,),
+    _reads("ghost.overdue"),
 )
 def delayed_triggers_honoured(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """Every completion trigger is honoured: a parked fetch that an HW (and LSO) advance or its deadline
@@ -333,7 +360,7 @@ def delayed_triggers_honoured(s: TxnState, cfg: TxnConfig) -> Iterator[Violation
 @_register(
     "DelayedFetchIsolation",
     "DelayedFetch.onComplete reads at the request's FetchIsolation (TXN_COMMITTED: the LSO); KAFKA-5355; KIP-98",
-    lambda s: (s.ghost.delayed_reads,),
+    _reads("ghost.delayed_reads"),
 )
 def delayed_fetch_isolation(s: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """A parked fetch never returns data above what its isolation level allows at completion time (the
@@ -398,15 +425,18 @@ def broker_answers_bounded(s: TxnState) -> tuple[str, ...]:
 @_register_step("ProducerEpochMonotonic", "KIP-98 epochs; KIP-360; kafka-facts §1.3, §2.1")
 def producer_epoch_monotonic(pre: TxnState, post: TxnState, cfg: TxnConfig) -> Iterator[Violation]:
     """Neither the coordinator's epoch of a producer id nor a partition's stored epoch of a producer ever decreases."""
-    for txn_id, meta in post.txns.items():
-        old = pre.txns.get(txn_id)
-        if old is not None and old.pid == meta.pid and meta.epoch < old.epoch:
-            yield Violation(
-                "ProducerEpochMonotonic", f"{txn_id!r}: producer {meta.pid} epoch {old.epoch} → {meta.epoch}"
-            )
+    if post.txns is not pre.txns:  # the very same map (or partition, producer map) holds the same epochs
+        for txn_id, meta in post.txns.items():
+            old = pre.txns.get(txn_id)
+            if old is not None and old.pid == meta.pid and meta.epoch < old.epoch:
+                yield Violation(
+                    "ProducerEpochMonotonic", f"{txn_id!r}: producer {meta.pid} epoch {old.epoch} → {meta.epoch}"
+                )
+    if post.partitions is pre.partitions:
+        return
     for name, p in post.partitions.items():
         before = pre.partitions.get(name)
-        if before is None:
+        if before is None or before.producers is p.producers:
             continue
         for pid, entry in p.producers.items():
             old_entry = before.producers.get(pid)
@@ -416,14 +446,111 @@ def producer_epoch_monotonic(pre: TxnState, post: TxnState, cfg: TxnConfig) -> I
                 )
 
 
+for _name, _path in (
+    ("TxnTimeoutAbortBounded", "ghost.late_aborts"),
+    ("ProducerExpiryBounded", "ghost.late_expiries"),
+    ("BrokerAnswersBounded", "ghost.late_answers"),
+):
+    # The timer bounds' inputs, declared as the ghost field their messages are (the very tuple
+    # model.timer_bounds.reports' inputs hold), so that check_state's memo finds them by part.
+    INVARIANTS[_name] = dataclasses.replace(INVARIANTS[_name], inputs=Reads(_path))
+
+
+Memo = dict[str, Any]
+"""What ``check_state`` remembers between the states of one sequence (one judge's): the
+registry's per-invariant entries (model.guarantees.Memo) or this module's, under ``_LAST``."""
+
+_LAST = ""
+"""The memo key of the last check's parts and verdicts (no invariant has an empty name)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    """The state invariants one ``check_state`` call runs (those named, in registration order),
+    each with its check; the parts of the state they read (``parts``: one attrgetter over every
+    path any of them declares); and for each part, which of them read it (``readers``)."""
+
+    names: tuple[str, ...]
+    checks: tuple[Callable[[TxnState, TxnConfig], Iterator[Violation]], ...]
+    parts: Callable[[TxnState], tuple[object, ...]]
+    readers: tuple[tuple[int, ...], ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Last:
+    """The last check through a memo: its config and plan, the parts of the state it saw, each
+    invariant's verdict and all of them in order."""
+
+    cfg: TxnConfig
+    plan: _Plan
+    parts: tuple[object, ...]
+    verdicts: tuple[list[Violation], ...]
+    found: list[Violation]
+
+
+_PLANS: dict[frozenset[str] | None, _Plan | None] = {}
+_PLANS_VERSION = [-1]
+
+
+def _plan(names: frozenset[str] | None) -> _Plan | None:
+    """The plan for ``names`` (None: every invariant); None when some state invariant it runs does
+    not declare its inputs as ``Reads`` (then the registry's own memo serves). Rebuilt after any
+    registration, replacement or removal of an invariant (the registry's version)."""
+    version = _REGISTRY.invariants.version
+    if _PLANS_VERSION[0] != version:
+        _PLANS.clear()
+        _PLANS_VERSION[0] = version
+    if names in _PLANS:
+        return _PLANS[names]
+    entries = [
+        inv for inv in INVARIANTS.values() if inv.state_check is not None and (names is None or inv.name in names)
+    ]
+    plan: _Plan | None = None
+    if entries and all(isinstance(inv.inputs, Reads) for inv in entries):
+        paths = sorted({path for inv in entries for path in inv.inputs.paths})  # type: ignore[union-attr]
+        get = operator.attrgetter(*paths)
+        parts = get if len(paths) > 1 else (lambda s: (get(s),))
+        readers = tuple(
+            tuple(i for i, inv in enumerate(entries) if path in inv.inputs.paths)  # type: ignore[union-attr]
+            for path in paths
+        )
+        checks = tuple(inv.state_check for inv in entries if inv.state_check is not None)
+        plan = _Plan(tuple(inv.name for inv in entries), checks, parts, readers)
+    _PLANS[names] = plan
+    return plan
+
+
 def check_state(
     s: TxnState, cfg: TxnConfig, names: frozenset[str] | None = None, memo: Memo | None = None
 ) -> list[Violation]:
-    """Every state invariant (or the named ones) over ``s``. With a ``memo`` (one per sequence of
-    states, e.g. one judge's), an invariant whose inputs are the same objects as at its previous
-    check in that memo is not re-run: its verdict then is returned again (states are immutable;
-    model.guarantees.Registry.check_state)."""
-    return _REGISTRY.check_state(s, cfg, names, memo)
+    """Every state invariant (or the named ones) over ``s``, in registration order. With a ``memo``
+    (one per sequence of states, e.g. one judge's), an invariant is re-run only when a part of the
+    state it reads (its ``Reads``) is another object than at the previous check through that memo
+    with the same config and names; otherwise its verdict then is returned again. States are
+    immutable, so the verdicts are those of running every check (model.guarantees.Registry
+    .check_state's guarantee; here the parts are compared once per check, not once per
+    invariant)."""
+    if memo is None:
+        return _REGISTRY.check_state(s, cfg, names)
+    plan = _plan(names)
+    if plan is None:
+        return _REGISTRY.check_state(s, cfg, names, memo)
+    parts = plan.parts(s)
+    last = memo.get(_LAST)
+    if last is not None and last.cfg is cfg and last.plan is plan:
+        changed = list(itertools.compress(plan.readers, map(operator.is_not, parts, last.parts)))
+        if not changed:
+            return list(last.found)
+        rerun = set(itertools.chain.from_iterable(changed))
+        verdicts = list(last.verdicts)
+    else:
+        rerun = set(range(len(plan.checks)))
+        verdicts = [[] for _ in plan.checks]
+    for i in rerun:
+        verdicts[i] = list(plan.checks[i](s, cfg))
+    found = list(itertools.chain.from_iterable(verdicts))
+    memo[_LAST] = _Last(cfg, plan, parts, tuple(verdicts), found)
+    return list(found)
 
 
 def check_step(pre: TxnState, post: TxnState, cfg: TxnConfig, names: frozenset[str] | None = None) -> list[Violation]:

@@ -343,16 +343,18 @@ def _store(s: TxnState, txn_id: str, old: TxnMetadata | None, new: TxnMetadata |
     if new is old or new is None:
         return s
     g = s.ghost
-    issued = s.issued_pids | {new.pid} | ({new.next_pid} if new.next_pid >= 0 else set())
+    issued = s.issued_pids
+    if new.pid not in issued or (new.next_pid >= 0 and new.next_pid not in issued):
+        issued = issued | {new.pid} | ({new.next_pid} if new.next_pid >= 0 else set())
     before = G.NO_STATE if old is None else old.state
     written = old is None or evolve(old, pending=new.pending, markers_abandoned=new.markers_abandoned) != new
     path = [before, new.state]
     if new.state in G.COMPLETED and before not in G.PREPARED and written:
         path = [before, G.PREPARE_ABORT, new.state]  # TV2's empty abort: Prepare and Complete in one handler
     if before != G.NO_STATE and written:
-        g = evolve(
-            g, transitions=g.transitions | set(itertools.pairwise(path)), writes=g.writes + 1, last_path=tuple(path)
-        )
+        edges = set(itertools.pairwise(path))
+        transitions = g.transitions if edges <= g.transitions else g.transitions | edges  # kept when no new edge
+        g = evolve(g, transitions=transitions, writes=g.writes + 1, last_path=tuple(path))
     number = g.numbers.get(txn_id) or 0
     if written and (
         (new.state == G.ONGOING and before != G.ONGOING) or (path[1] in G.PREPARED and before != G.ONGOING)

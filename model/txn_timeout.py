@@ -66,10 +66,33 @@ def abort_deadlines(
             yield txn_id, deadline
 
 
+_FIRST_ABORT: list[tuple[object, object, object, int | None]] = []
+"""The last (txns, coordinators, cfg) ``first_abort_deadline`` saw and its answer (one slot, replaced
+whole; the objects are held, so their ids are not reused)."""
+
+
+def first_abort_deadline(
+    txns: FrozenMap[str, TxnMetadata], coordinators: FrozenMap[str, StatePartition], cfg: TxnConfig
+) -> int | None:
+    """The earliest of ``abort_deadlines`` (None: none), computed once for the very same maps and
+    config in a row: a clock tick leaves them as they were."""
+    if _FIRST_ABORT:
+        last = _FIRST_ABORT[0]
+        if last[0] is txns and last[1] is coordinators and last[2] is cfg:
+            return last[3]
+    first = min((deadline for _txn_id, deadline in abort_deadlines(txns, coordinators, cfg)), default=None)
+    _FIRST_ABORT[:] = [(txns, coordinators, cfg, first)]
+    return first
+
+
 def late_aborts(
     txns: FrozenMap[str, TxnMetadata], coordinators: FrozenMap[str, StatePartition], cfg: TxnConfig, now_ms: int
 ) -> tuple[str, ...]:
-    """One message per transaction still Ongoing after its rollback deadline on the clock ``now_ms``."""
+    """One message per transaction still Ongoing after its rollback deadline on the clock ``now_ms``
+    (none before the earliest deadline)."""
+    first = first_abort_deadline(txns, coordinators, cfg)
+    if first is None or now_ms <= first:
+        return ()
     return tuple(
         f"{txn_id!r} stayed Ongoing past {deadline} ms (now {now_ms} ms; started at {txns[txn_id].start_ms} ms, "
         f"transaction.timeout.ms {txns[txn_id].timeout_ms} + abort interval {cfg.abort_timed_out_interval_ms}, "
@@ -97,8 +120,28 @@ def expiry_deadlines(partitions: FrozenMap[str, T.Partition], cfg: TxnConfig) ->
                 )
 
 
+_FIRST_EXPIRY: list[tuple[object, object, int | None]] = []
+"""The last (partitions, cfg) ``first_expiry_deadline`` saw and its answer (as ``_FIRST_ABORT``)."""
+
+
+def first_expiry_deadline(partitions: FrozenMap[str, T.Partition], cfg: TxnConfig) -> int | None:
+    """The earliest of ``expiry_deadlines`` (None: none), computed once for the very same
+    partitions and config in a row."""
+    if _FIRST_EXPIRY:
+        last = _FIRST_EXPIRY[0]
+        if last[0] is partitions and last[1] is cfg:
+            return last[2]
+    first = min((deadline for _name, _pid, deadline in expiry_deadlines(partitions, cfg)), default=None)
+    _FIRST_EXPIRY[:] = [(partitions, cfg, first)]
+    return first
+
+
 def late_expiries(partitions: FrozenMap[str, T.Partition], cfg: TxnConfig, now_ms: int) -> tuple[str, ...]:
-    """One message per producer whose state outlived its expiry deadline on the clock ``now_ms``."""
+    """One message per producer whose state outlived its expiry deadline on the clock ``now_ms``
+    (none before the earliest deadline)."""
+    first = first_expiry_deadline(partitions, cfg)
+    if first is None or now_ms <= first:
+        return ()
     return tuple(
         f"{name}: producer {pid}'s state outlived {deadline} ms (now {now_ms} ms; last write at "
         f"{partitions[name].producers[pid].last_timestamp_ms} ms, producer.id.expiration.ms "
