@@ -71,8 +71,8 @@ def check_mutants(names: Iterable[str], slice_name: str | None = None) -> frozen
     """The mutant names as a frozenset; a name unknown (to ``slice_name``, when given) raises
     ValueError listing the known ones."""
     chosen = frozenset(names)
-    known = MUTANTS if slice_name is None else mutants_of(slice_name)
-    unknown = sorted(chosen - set(known))
+    unknown = sorted(n for n in chosen if n not in MUTANTS or (slice_name is not None and SLICE_OF[n] != slice_name))
     if unknown:
+        known = MUTANTS if slice_name is None else mutants_of(slice_name)
         raise ValueError(f"unknown mutant(s) {unknown}; known mutants: {sorted(known)}")
     return chosen

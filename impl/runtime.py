@@ -23,8 +23,8 @@ class EventLog:
     """Events emitted since the last ``drain``, in handler order.
 
     Handlers emit an event per handler run, so ``emit`` is, on an ``EventLog`` itself (not on a
-    subclass that overrides it), the ``append`` of the current list, bound on the instance: the
-    same list, one Python call less per event."""
+    subclass that overrides it), the ``append`` of its list, bound on the instance once: one Python
+    call less per event. ``drain`` hands out a copy and empties that same list."""
 
     _events: list[Event] = field(default_factory=list)
 
@@ -39,8 +39,9 @@ class EventLog:
         self._events.append(event)
 
     def drain(self) -> list[Event]:
-        out, self._events = self._events, []
-        self._bind()
+        events = self._events
+        out = events.copy()
+        events.clear()
         return out
 
 

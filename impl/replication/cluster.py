@@ -53,6 +53,9 @@ class SimulatedCluster(Simulation[Runtime]):
         self.consumer = Consumer(self.rt, self.controller)
         self._awaiting_registration: set[int] = set()
         """Brokers restarted while isolated: they register when the network heals."""
+        self._reachable: list[int] | None = None
+        """The running, reachable brokers (``_heartbeats``), None when to be looked at again: only a
+        crash, a restart, an isolation or a heal changes them, never a delivery or a timer."""
 
     # ------------------------------------------------------------------------------ bring-up
 
@@ -85,12 +88,17 @@ class SimulatedCluster(Simulation[Runtime]):
     # ---------------------------------------------------------------------------- operations
 
     def before_operation(self) -> None:
+        self._reachable = None
         self._heartbeats()
 
     def on_clock_moved(self) -> None:
         self._heartbeats()
 
     def apply_slice(self, op: Operation) -> bool:
+        self._reachable = None  # a crash, a restart, an isolation or a heal may change them
+        return self._apply_slice(op)
+
+    def _apply_slice(self, op: Operation) -> bool:
         if isinstance(op, Produce):
             self.producer.produce(op.rid, op.acks)
         elif isinstance(op, Consume):
@@ -165,6 +173,7 @@ class SimulatedCluster(Simulation[Runtime]):
         """Remove every cut; brokers that restarted while cut off register, and brokers fenced while
         cut off but still running resume heartbeats and are unfenced."""
         self.rt.network.heal()
+        self._reachable = None
         self._heartbeats()
         for broker in self.brokers:
             if not broker.alive:
@@ -178,8 +187,12 @@ class SimulatedCluster(Simulation[Runtime]):
     def _heartbeats(self) -> None:
         """Every running, reachable broker's session is fresh at the current time (runs before every
         operation and at every clock move)."""
-        is_isolated = self.rt.network.is_isolated
-        self.controller.heartbeats([b.broker_id for b in self.brokers if b.alive and not is_isolated(b.broker_id)])
+        reachable = self._reachable
+        if reachable is None:
+            is_isolated = self.rt.network.is_isolated
+            reachable = [b.broker_id for b in self.brokers if b.alive and not is_isolated(b.broker_id)]
+            self._reachable = reachable
+        self.controller.heartbeats(reachable)
 
 
 class ReferenceCluster(SimulationAdapter[SimulatedCluster]):
