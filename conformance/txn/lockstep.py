@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Sequence
-from dataclasses import fields, replace
+from dataclasses import fields, is_dataclass, replace
 from operator import is_
 from typing import Any
 
@@ -298,7 +298,13 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
     def coverage_key(self, event: ev.Event) -> str:
         """An OffsetFetch answering UNSTABLE_OFFSET_COMMIT for some partitions (KIP-447, per partition
         since issue 14) counts as ``offset_fetch_handled:UNSTABLE_OFFSET_COMMIT``; a parked fetch as
-        ``txn_fetch_wait_handled:parked``, a completed one by its isolation level."""
+        ``txn_fetch_wait_handled:parked``, a completed one by its isolation level; an event of a
+        kind without an outcome or an error (a clock tick) by its kind alone."""
+        kind_only = _KIND_ONLY.get(type(event))
+        if kind_only is None:
+            kind_only = _KIND_ONLY[type(event)] = _counts_by_kind_alone(type(event))
+        if kind_only:
+            return event.kind
         if isinstance(event, ev.OffsetFetchHandled) and event.error == ev.NONE and event.unstable:
             return f"{event.kind}:{ev.ERRORS[ev.UNSTABLE_OFFSET_COMMIT]}"
         if isinstance(event, ev.TxnFetchWaitHandled) and event.parked:
@@ -314,6 +320,21 @@ class TxnJudge(LockstepJudge[TxnState, TxnConfig]):
             {"error": r.error, "offsets": tuple(sorted(r.offsets)), "unstable": tuple(sorted(r.unstable))},
         )
         return s
+
+
+_KIND_ONLY: dict[type, bool] = {}
+"""Per event class: whether its coverage key is its kind alone (``_counts_by_kind_alone``)."""
+
+
+def _counts_by_kind_alone(cls: type) -> bool:
+    """Whether every event of ``cls`` counts under its kind alone: no ``outcome`` or ``error``
+    (conformance.coverage.outcome_key reads them), and none of the classes TxnJudge.coverage_key
+    refines."""
+    refined = (ev.OffsetFetchHandled, ev.TxnFetchWaitHandled, ev.TxnFetchCompleted)
+    names = {f.name for f in fields(cls)} if is_dataclass(cls) else set()
+    return not (
+        issubclass(cls, refined) or names & {"outcome", "error"} or hasattr(cls, "outcome") or hasattr(cls, "error")
+    )
 
 
 def _compare_answer(
