@@ -386,3 +386,43 @@ def test_a_deposed_coordinators_abort_marker_is_fenced_and_an_unfenced_one_is_ca
     _failed_at(_run(zoo.STALE_COORDINATOR_ABORT_MARKER, cfg), NON_CONFORMANCE, "marker_handled")
     # near miss: the COMMIT-marker copy, where the planted leader still stores the epoch
     assert _run(zoo.STALE_COORDINATOR_MARKER, cfg).failure is None
+
+
+# ------------------------------------------------------------- verification during Prepare*
+
+
+def _plant_abortable_in_prepare(monkeypatch: pytest.MonkeyPatch) -> None:
+    planted = _planted(
+        "kconform.impl.txn.coordinator",
+        "        elif meta.state in PREPARE:\n            error = CONCURRENT_TRANSACTIONS\n",
+        "",
+    )
+    monkeypatch.setattr(impl_coordinator.TxnCoordinator, "handle_verify", planted.TxnCoordinator.handle_verify)
+
+
+def test_a_verification_during_prepare_commit_is_concurrent_and_an_abortable_answer_is_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """TV0 (under TV2 the commit's epoch bump fences the rogue batch first: PRODUCER_FENCED)."""
+    run = _run(zoo.VERIFICATION_DURING_PREPARE, TxnConfig())
+    assert run.failure is None, run.failure
+    verified = [(e.partition, e.error) for e in _events(run) if isinstance(e, ev.VerifyHandled)]
+    assert verified[-1] == ("t-1", ev.CONCURRENT_TRANSACTIONS)
+    _plant_abortable_in_prepare(monkeypatch)
+    _failed_at(_run(zoo.VERIFICATION_DURING_PREPARE, TxnConfig()), NON_CONFORMANCE, "verify_handled")
+
+
+def test_the_same_batch_after_the_commit_is_abortable_and_the_planted_bug_is_unseen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Near miss: the COMMIT marker and its answer land first (CompleteCommit): the partition is in no
+    transaction, TRANSACTION_ABORTABLE by either coordinator."""
+    steps = list(zoo.VERIFICATION_DURING_PREPARE.ops)
+    rogue = next(i for i, op in enumerate(steps) if isinstance(op, ops.RogueProduce))
+    steps[rogue:rogue] = [ops.Settle(100)]
+    near = _variant(zoo.VERIFICATION_DURING_PREPARE, tuple(steps))
+    run = _run(near, TxnConfig())
+    assert run.failure is None, run.failure
+    assert [e.error for e in _events(run) if isinstance(e, ev.VerifyHandled)][-1] == ev.TRANSACTION_ABORTABLE
+    _plant_abortable_in_prepare(monkeypatch)
+    assert _run(near, TxnConfig()).failure is None

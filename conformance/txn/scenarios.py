@@ -745,6 +745,30 @@ def INIT_PRODUCER_ID_BY_HAND() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "verification-during-prepare", mutants=())
+def VERIFICATION_DURING_PREPARE() -> tuple[o.Operation, ...]:
+    """KIP-890 part 1 verification while the transaction is being committed (kafka-facts section 1.9;
+    TransactionCoordinator.handleVerifyPartitionsInTransaction: a transaction in PrepareCommit or
+    PrepareAbort answers CONCURRENT_TRANSACTIONS, which AddPartitionsToTxnManager maps to the
+    retriable NOT_ENOUGH_REPLICAS): the producer commits and, with the COMMIT marker still in
+    flight, an adversarial copy of its client sends a batch at its own epoch to t-1, which the
+    transaction never added. The leader of t-1 asks the coordinator, which must answer
+    CONCURRENT_TRANSACTIONS (the transaction may be retried once complete), not TRANSACTION_ABORTABLE
+    (INVALID_TXN_STATE: an abortable error for a transaction that is committing). Only with
+    verification (the rogue batch is not sent without it)."""
+    return (
+        *_open(1),
+        o.Settle(100),
+        o.CommitTxn(PRODUCER),
+        o.DeliverTo(COORDINATOR),  # EndTxn: PrepareCommit; queue = [answer, marker]
+        o.RogueProduce(PRODUCER, "t-1", -1, 1, 0, 1),
+        o.DeliverTo(1),  # the rogue batch at t-1's leader (broker 1): it asks the coordinator
+        o.DeliverTo(COORDINATOR),  # the verification, the transaction still PrepareCommit
+        o.Settle(100),
+        *_read(),
+    )
+
+
 @declare(Scenario, "failover-before-load", mutants=())
 def FAILOVER_BEFORE_LOAD() -> tuple[o.Operation, ...]:
     """KIP-98 coordinator failover twice in quick succession: ``txn-1``'s ``__transaction_state``
@@ -893,6 +917,7 @@ SCENARIOS: dict[str, Scenario] = {
         MARKER_BEFORE_VERIFICATION_ANSWER,
         FETCH_OFFSETS_BY_HAND,
         INIT_PRODUCER_ID_BY_HAND,
+        VERIFICATION_DURING_PREPARE,
         ADVERSARIAL_PRODUCER,
         ADVERSARIAL_END_TXN,
         UNKNOWN_TXN_ID,
