@@ -7,7 +7,6 @@ counterexample file and replayed. It stops judging at the first failing finding;
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import itertools
 import signal
@@ -62,14 +61,14 @@ at most this much after its deadline."""
 
 class _Watch:
     """The adapter call a ``watched`` block guards now: its deadline (``time.perf_counter``; None
-    between calls) and the error to raise past it."""
+    between calls) and the call, (run, operation, step), whose ``_hung`` error is raised past it."""
 
-    __slots__ = ("deadline", "error", "tick_s")
+    __slots__ = ("call", "deadline", "tick_s")
 
     def __init__(self, tick_s: float) -> None:
         self.tick_s = tick_s
         self.deadline: float | None = None
-        self.error: Callable[[], BaseException] = RuntimeError
+        self.call: tuple[LockstepRun, Operation, int | None] | None = None
 
 
 _watch: _Watch | None = None
@@ -93,9 +92,10 @@ def watched(tick_s: float = WATCH_TICK_S) -> Iterator[None]:
 
     def tick(signum: int, frame: object) -> None:
         deadline = watch.deadline
-        if deadline is not None and time.perf_counter() >= deadline:
+        if deadline is not None and time.perf_counter() >= deadline and watch.call is not None:
             watch.deadline = None
-            raise watch.error()
+            run, op, step = watch.call
+            raise run._hung(op, step)
 
     outer = _watch
     previous = _install(_SIGALRM, tick)
@@ -118,11 +118,6 @@ previous one back to ``signal.Handlers``, and for a function handler both go thr
 caught exception (24 µs a call against 1.7 µs here; the gate arms the alarm for every operation and every boot).
 The handler returned is the one installed (a function, or the int of SIG_DFL / SIG_IGN), which
 installs back as it was."""
-
-
-def _deadline(seconds: float, what: Callable[[], str]) -> contextlib.AbstractContextManager[None]:
-    """Raise AdapterError naming ``what()`` if the block runs longer than ``seconds``."""
-    return alarm(seconds, lambda: AdapterError(f"{what()} did not answer within {seconds:g} s (hung?)"))
 
 
 @fast_frozen_init
@@ -158,13 +153,11 @@ class LockstepRun:
     def boot(self) -> StepRecord:
         """Step 0: reset the implementation and judge the bring-up events."""
         boot = Boot()
-        return self._judge(boot, self._call(self._reset, boot, _at_reset))
+        return self._judge(boot, self._call(self._reset, boot, None))
 
     def apply(self, op: Operation) -> StepRecord:
         """Run one operation; after a failure, operations are still recorded but not judged."""
-        step = len(self.steps)
-        events = self._call(self.adapter.apply, op, lambda: f"step {step} {op}")
-        return self._judge(op, events)
+        return self._judge(op, self._call(self.adapter.apply, op, len(self.steps)))
 
     @property
     def failed(self) -> bool:
@@ -173,34 +166,37 @@ class LockstepRun:
     def _reset(self, op: Operation) -> list[Event]:
         return self.adapter.reset(self.cfg, self.seed, self.mutants)
 
-    def _call(self, fn: Callable[[Operation], list[Event]], op: Operation, where: Callable[[], str]) -> list[Event]:
-        """Run one adapter call, ``fn(op)``; a crash, a hang or a malformed answer becomes an
-        AdapterError naming the implementation and the step (``where``, formatted only then). Inside
-        a ``watched`` block the open watch guards the call; elsewhere an ``alarm`` of its own."""
-        name = self.adapter.name
+    def _what(self, op: Operation, step: int | None) -> str:
+        """The implementation and the call an error names: ``reset`` (``step`` None) or step ``step``."""
+        where = "reset" if step is None else f"step {step} {op}"
+        return f"implementation {self.adapter.name!r} at {where}"
 
-        def what() -> str:
-            return f"implementation {name!r} at {where()}"
+    def _hung(self, op: Operation, step: int | None) -> AdapterError:
+        return AdapterError(f"{self._what(op, step)} did not answer within {self.timeout_s:g} s (hung?)")
 
+    def _call(self, fn: Callable[[Operation], list[Event]], op: Operation, step: int | None) -> list[Event]:
+        """Run one adapter call, ``fn(op)`` (``step`` None: the reset); a crash, a hang or a malformed
+        answer becomes an AdapterError naming the implementation and the step (formatted only
+        then). Inside a ``watched`` block the open watch guards the call; elsewhere an ``alarm``."""
         seconds = self.timeout_s
         watch = _watch
         try:
             if watch is not None and seconds >= watch.tick_s:
-                watch.error = lambda: AdapterError(f"{what()} did not answer within {seconds:g} s (hung?)")
+                watch.call = (self, op, step)
                 watch.deadline = time.perf_counter() + seconds
                 try:
                     result = fn(op)
                 finally:
                     watch.deadline = None
             else:
-                with _deadline(seconds, what):
+                with alarm(seconds, lambda: self._hung(op, step)):
                     result = fn(op)
         except AdapterError:
             raise
         except Exception as exc:  # an implementation bug must not look like a model verdict
-            raise AdapterError(f"{what()} raised {type(exc).__name__}: {exc}") from exc
+            raise AdapterError(f"{self._what(op, step)} raised {type(exc).__name__}: {exc}") from exc
         if not isinstance(result, list) or not all(map(isinstance, result, _EVENT)):
-            raise AdapterError(f"{what()} returned {type(result).__name__}, not a list of events")
+            raise AdapterError(f"{self._what(op, step)} returned {type(result).__name__}, not a list of events")
         return result
 
     def _judge(self, op: Operation, events: list[Event]) -> StepRecord:
@@ -232,10 +228,6 @@ class LockstepRun:
         self.failure = failing
         self.failing_step = len(self.steps)
         return True
-
-
-def _at_reset() -> str:
-    return "reset"
 
 
 _EVENT = itertools.repeat(Event)
