@@ -21,14 +21,15 @@ Guarantees:
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import math
 import multiprocessing
+import os
 import random
 import shutil
 import signal
-import sys
 import time
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
@@ -349,9 +350,10 @@ def _hosted(tasks: list[_Task], workers: int) -> Generator[list[dict[str, Any]],
 def _host(tasks: list[_Task], workers: int, send: Any) -> None:
     """The spawned host: load the slice's modules (reference cluster, workload) once, fork
     ``workers`` workers, send ``("done", metas)`` per bucket as it completes, or ``("error",
-    exception)`` once and stop. SIGTERM ends it through ``SystemExit``, so leaving the pool's block
-    terminates the workers."""
-    signal.signal(signal.SIGTERM, lambda _signum, _frame: sys.exit(128 + signal.SIGTERM))
+    exception)`` once and stop. It leaves Ctrl-C to the generating process (SIGINT ignored here and,
+    inherited, in the workers), which terminates it: SIGTERM ends its workers and it (``_end_host``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _end_host)
     config = config_from_json(tasks[0].config)
     for_config(config)
     tools_for(config)
@@ -363,10 +365,20 @@ def _host(tasks: list[_Task], workers: int, send: Any) -> None:
     except Exception as e:  # handed to the generating process, which raises it
         try:
             send.send(("error", e))
-        except Exception:  # one that does not pickle
-            send.send(("error", RuntimeError(f"{type(e).__name__}: {e}")))
+        except OSError:
+            pass  # the generating process is gone: nobody to tell
+        except Exception:  # an exception that does not pickle
+            with contextlib.suppress(OSError):
+                send.send(("error", RuntimeError(f"{type(e).__name__}: {e}")))
     finally:
         send.close()
+
+
+def _end_host(_signum: int, _frame: object) -> None:
+    """SIGTERM in the host (or, inherited, in a worker): terminate its workers and exit at once."""
+    for worker in multiprocessing.active_children():
+        worker.terminate()
+    os._exit(128 + signal.SIGTERM)
 
 
 def _prepare(root: Path) -> None:
