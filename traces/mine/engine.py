@@ -320,17 +320,22 @@ def _run_spark(
     if plan in ("tasks", "sorted"):
         for key, value in WHOLE_FILE_READS.items():
             spark.conf.set(key, value)
-    _read_events(spark, root, buckets, schema).createOrReplaceTempView("ev_file")
-    spark.sql(f"SELECT {select} FROM ev_file").createOrReplaceTempView("ev_scan")
     bad: list[tuple[int, int, str]] = []
-    if not validated:
-        bad = [
-            (int(r["trace"]), int(r["pos"]), str(r["kind"]))
-            for r in spark.sql(bad_rows_sql().replace("FROM ev", "FROM ev_scan")).collect()
-        ]
+    good: DataFrame | None = None
+    # The files plan's tasks read the files themselves: after the corpus check it needs no
+    # DataFrame of the events, whose reader and analysis cost a cold JVM about 2 CPU-s (2026-11-27).
+    if plan != "files" or not validated:
+        _read_events(spark, root, buckets, schema).createOrReplaceTempView("ev_file")
+        spark.sql(f"SELECT {select} FROM ev_file").createOrReplaceTempView("ev_scan")
+        if not validated:
+            bad = [
+                (int(r["trace"]), int(r["pos"]), str(r["kind"]))
+                for r in spark.sql(bad_rows_sql().replace("FROM ev", "FROM ev_scan")).collect()
+            ]
     skipped = sorted({t for t, _, _ in bad})
-    scan = spark.table("ev_scan")
-    good = scan.where(~scan["trace"].isin(skipped)) if skipped else scan
+    if plan != "files":
+        scan = spark.table("ev_scan")
+        good = scan.where(~scan["trace"].isin(skipped)) if skipped else scan
     wanted = set(buckets)
     left_out = set(skipped)
     events = sum(t.events for t in manifest.traces if t.bucket in wanted and t.trace not in left_out)
@@ -341,6 +346,7 @@ def _run_spark(
         # The violations are few (a violation is a bug): one job brings them to the driver as Arrow,
         # and when none fired no other Spark job runs (no cache, no witness join, no writer job).
         if plan == "tasks":
+            assert good is not None
             found = _tasks_violations(good, root, manifest, buckets, names).toArrow().cast(VIOLATIONS_SCHEMA)
         else:
             found = _files_violations(spark, root, manifest, buckets, names, skipped)
@@ -348,6 +354,7 @@ def _run_spark(
             return _unwitnessed(out, keep, bad, events, started)
         violations = spark.createDataFrame(found)
     else:
+        assert good is not None
         violations = _sql_violations(spark, good, root, manifest, buckets, names, events, plan, persisted)
         persisted.append(violations)
     violations.createOrReplaceTempView("violations")
