@@ -344,7 +344,9 @@ def test_spark_local_cluster_mode_mines_through_executors(
     write (an HW above every record a one-event trace could append), which the input boundary
     refuses before mining (issue 20)."""
     root, _manifest, oracle, _mined = planted
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    # ``use``: an existing class data sharing archive serves, but the test never waits for a dump
+    # (`kconform mine` would make one on a fresh machine: 1-2 minutes once, not what this tests).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "KCONFORM_SPARK_CDS": "use"}
     run = subprocess.run(
         [
             sys.executable,
