@@ -29,10 +29,12 @@ from kconform.conformance.replication.scenarios import (
 from kconform.conformance.replication.slice import GATE_CONFIG
 from kconform.conformance.runner import LockstepRun
 from kconform.impl.fetch.cluster import FetchCluster
+from kconform.impl.replication.broker import Broker
 from kconform.impl.replication.cluster import ReferenceCluster
 from kconform.model.config import ReplicationConfig
 from kconform.model.fetch_config import FetchConfig
 from kconform.traces import events as ev
+from kconform.traces import operations as o
 
 SCENARIO_OF: dict[str, tuple[Scenario | FetchScenario, str, str]] = {
     "undefined-epoch-answer-keeps-leo": (UNDEFINED_EPOCH_ANSWER_KIP_279, "epoch_query_applied", "truncated_to"),
@@ -130,3 +132,55 @@ def test_the_scenarios_run_where_their_configuration_does() -> None:
     assert DELETE_RECORDS_BELOW_LOG_START not in zoo(plain)  # no log start moves
     assert UNDEFINED_EPOCH_ANSWER_KIP_279.configure(GATE_CONFIG).protocol.value == "kip-279"
     assert REELECTED_LEADER_RESETS_FOLLOWERS.configure(GATE_CONFIG).unclean_leader_election
+
+
+RETENTION_AT_HW = Scenario(
+    "retention-at-hw",
+    "three records committed, retention on leader 0 to 4 (past its HW: nothing), to 3 (its HW), "
+    "on follower 1 to 2, and DeleteRecords to 3 on broker 1 (not the leader: answered with an error)",
+    3,
+    (
+        o.Run(1000),
+        o.Produce(1, -1),
+        o.Produce(2, -1),
+        o.Produce(3, -1),
+        o.Run(1000),
+        o.Retention(0, 4),
+        o.Retention(0, 3),
+        o.Retention(1, 2),
+        o.DeleteRecordsAt(1, 3),
+    ),
+)
+
+
+def test_retention_and_delete_records_are_done_as_asked() -> None:
+    """Near miss: retention past the HW deletes nothing and reports nothing, and that is no finding;
+    retention to the HW and below it moves the log start; DeleteRecords to a follower is answered."""
+    run = _run(RETENTION_AT_HW)
+    assert not run.failed, run.failure
+    assert [(e.node, e.log_start) for e in _events(run, ev.RetentionApplied)] == [(0, 3), (1, 2)]
+    assert [(e.node, e.error) for e in _events(run, ev.DeleteRecordsHandled)] == [(1, ev.NOT_LEADER_OR_FOLLOWER)]
+
+
+@pytest.mark.parametrize(
+    ("function", "old", "new", "kind", "word"),
+    [
+        ("retention", "log.log_start < offset <= bound", "log.log_start < offset < bound", "retention", "log start"),
+        (
+            "delete_records",
+            "if not self.partition.is_leader:\n",
+            "if not self.partition.is_leader:\n        return\n",
+            "delete_records_at",
+            "answered 0 times",
+        ),
+    ],
+    ids=["retention-stops-below-hw", "delete-records-unanswered"],
+)
+def test_an_operation_skipped_silently_is_caught(
+    function: str, old: str, new: str, kind: str, word: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(Broker, function, planted_function(Broker, function, old, new))
+    run = _run(RETENTION_AT_HW)
+    assert run.failure is not None
+    assert (run.failure.verdict, run.failure.name) == ("non-conformance", kind)
+    assert word in run.failure.message

@@ -214,6 +214,9 @@ PLANTS: tuple[Plant, ...] = (
         "            log.increment_log_start(min(resp.leader_log_start, log.leo))",
         "the follower takes its leader's log start up to its LEO and lifts its HW with it "
         "(KAFKA-5634: the log start never passes the HW)",
+        equivalent="an answer's log start is at most its HW (the leader keeps log start <= HW, KAFKA-5634, and "
+        "reads both at once), and after appending the follower's HW is min(answer HW, own LEO): so "
+        "min(log start, HW) = min(log start, LEO) and the lifted HW is the HW already",
     ),
     Plant(
         "elect-fenced-isr-member",
@@ -352,6 +355,9 @@ PLANTS: tuple[Plant, ...] = (
         "if self.high_watermark < data.hw:",
         "an incremental answer leaves out a partition whose HW went down (KIP-227, "
         "CachedPartition.maybeUpdateResponseData compares for inequality)",
+        equivalent="the slice's HW never goes down: AdvanceHw clamps to [HW, LEO] (TxnPartitionLog.advance_hw), "
+        "a restart keeps the logs and drops every session, and an error caches HW -1, below any HW; Kafka's "
+        "HW can go down across a leader change, which this slice's ToggleLeadership (same log) does not model",
     ),
     Plant(
         "error-keeps-cached-hw",
@@ -459,6 +465,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             shown = f"{verdict} (equivalent)" if p.equivalent else verdict
             table.add_row(p.name, p.slice, gate, shown, f"{seconds:.1f}")
             results.setdefault(p.name, {})[gate] = {"verdict": verdict, "seconds": round(seconds, 1)}
+            print(f"{p.name} [{gate}]: {verdict}, {seconds:.1f} s", file=sys.stderr, flush=True)
     console.print(table)
     counted = [p for p in chosen if not p.equivalent]
     for gate in GATE_SETTINGS:

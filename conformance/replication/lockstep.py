@@ -17,8 +17,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from kconform.conformance.judge import Finding, LockstepJudge, Mismatch, compare, compare_fields, own_request
-from kconform.conformance.replication import coverage
+from kconform.conformance.judge import (
+    NON_CONFORMANCE,
+    Finding,
+    LockstepJudge,
+    Mismatch,
+    compare,
+    compare_fields,
+    own_request,
+)
+from kconform.conformance.replication import coverage, environment
 from kconform.model import fetch_pacing, invariants, isr_expansion, read_replica, replication
 from kconform.model.config import ReplicationConfig
 from kconform.model.errors import FENCED_LEADER_EPOCH
@@ -31,6 +39,7 @@ from kconform.model.replication import (
 )
 from kconform.model.state import PartitionRecord, PendingIsr, State, initial_state
 from kconform.traces import events as ev
+from kconform.traces.operations import Operation
 
 
 def _sorted(isr: tuple[int, ...]) -> tuple[int, ...]:
@@ -85,6 +94,8 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         self._alter_answers: dict[int, list[tuple[int, tuple[int, ...], int]]] = {}
         self._reader_sent: dict[int, tuple[int, bool, int]] = {}
         self._reader_answers: dict[int, list[read_replica.ReplicaFetchOutcome]] = {}
+        self._op_before: State = self.state
+        self._delete_answers = 0
         self.handlers = {
             ev.BrokerFenced: self._broker_fenced,
             ev.BrokerUnfenced: self._broker_unfenced,
@@ -116,6 +127,19 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             ev.DeleteRecordsHandled: self._delete_records_handled,
             ev.RetentionApplied: lambda e: replication.retention(self.state, self.cfg, e.node, e.log_start),
         }
+
+    def note_operation(self, op: Operation) -> None:
+        """Remember the model state before ``op`` (for operation_done)."""
+        self._op_before = self.state
+        self._delete_answers = 0
+
+    def operation_done(self, op: Operation) -> list[Finding]:
+        """Retention and DeleteRecords did what they ask (conformance.replication.environment): one
+        that a broker skips silently is non-conformance named after the operation."""
+        why = environment.not_done(op, self._op_before, self.state, self._delete_answers)
+        if not why:
+            return []
+        return [Finding(NON_CONFORMANCE, op.kind, f"the operation was not done as asked: {why}")]
 
     def unchanged(self, pre: State, post: State) -> bool:
         """The invariants read only the replicas, the controller and the ghost: when these are the
@@ -260,6 +284,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
     # Log start offset (KIP-107, model.log_start)
 
     def _delete_records_handled(self, e: ev.DeleteRecordsHandled) -> State:
+        self._delete_answers += 1
         s, out = replication.delete_records(self.state, self.cfg, e.node, e.offset)
         self._after = s
         compare_fields(e, out, ("error", "log_start"))
