@@ -426,3 +426,21 @@ def test_the_same_batch_after_the_commit_is_abortable_and_the_planted_bug_is_uns
     assert [e.error for e in _events(run) if isinstance(e, ev.VerifyHandled)][-1] == ev.TRANSACTION_ABORTABLE
     _plant_abortable_in_prepare(monkeypatch)
     assert _run(near, TxnConfig()).failure is None
+
+
+# ------------------------------------------------------------------ two unstable transactions
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=IDS)
+def test_the_lso_is_the_earliest_unstable_offset_and_the_latest_is_caught(
+    cfg: TxnConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _run(zoo.LSO_TWO_UNSTABLE, cfg)
+    assert run.failure is None, run.failure
+    reads = [(e.hw, e.lso) for e in _events(run) if isinstance(e, ev.TxnConsumerFetchHandled)]
+    assert reads[:2] == [(1, 0), (3, 2)]
+    planted = _planted("kconform.impl.txn.log", "first_unstable = min(unstable)", "first_unstable = max(unstable)")
+    monkeypatch.setattr(impl_log.TxnPartitionLog, "lso", planted.TxnPartitionLog.lso)
+    _failed_at(_run(zoo.LSO_TWO_UNSTABLE, cfg), NON_CONFORMANCE, "txn_consumer_fetch_handled")
+    # near miss: one unstable transaction at a time, where min and max agree
+    assert _run(zoo.READ_COMMITTED_DURING_OPEN_TXN, cfg).failure is None

@@ -350,6 +350,32 @@ def READ_COMMITTED_DURING_OPEN_TXN() -> tuple[o.Operation, ...]:
     )
 
 
+@declare(Scenario, "lso-two-unstable", mutants=())
+def LSO_TWO_UNSTABLE() -> tuple[o.Operation, ...]:
+    """The LSO with two unstable transactions on one partition (KIP-98; UnifiedLog.lastStableOffset is
+    the HW capped by the *earliest* first offset among ProducerStateManager's ongoing transactions and
+    its completed ones whose marker is not yet below the HW): transaction 1 commits on t-0 (record 0,
+    COMMIT marker 1) and transaction 2 writes record 2; the HW moves to 1, so the marker is not
+    replicated yet and the LSO stays 0: a read_committed fetch returns nothing. A leader taking the
+    latest first-unstable offset answers record 0 before its commit is stable. Then the HW passes
+    everything: the LSO is transaction 2's first offset, 2; its commit makes all readable."""
+    return (
+        *_INIT,
+        *_txn((("t-0", 1),), commit=True),
+        o.BeginTxn(PRODUCER),
+        o.Send(PRODUCER, "t-0", 1),
+        o.Settle(1000),
+        o.AdvanceHw("t-0", 1),
+        o.ConsumeTxn(CONSUMER, "t-0", True),
+        o.Settle(10),
+        o.AdvanceHw("t-0", -1),
+        o.ConsumeTxn(CONSUMER, "t-0", True),
+        o.Settle(10),
+        *_commit(PRODUCER),
+        *_read(),
+    )
+
+
 @declare(Scenario, "abort-then-read-committed", mutants=("no-aborted-filter",))
 def ABORT_THEN_READ_COMMITTED() -> tuple[o.Operation, ...]:
     """G1a aborted read (librdkafka #3020 class, Tansu; KIP-98 consumer filter): a transaction aborts,
@@ -901,6 +927,7 @@ SCENARIOS: dict[str, Scenario] = {
         DUPLICATED_PRODUCE,
         OLDER_IN_FLIGHT_DUPLICATE,
         READ_COMMITTED_DURING_OPEN_TXN,
+        LSO_TWO_UNSTABLE,
         ABORT_THEN_READ_COMMITTED,
         TXN_OFFSETS_BEFORE_COMMIT,
         ZOMBIE_DELAYED_PRODUCE,
