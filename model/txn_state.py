@@ -18,7 +18,8 @@ not the coordinator sending markers, a transaction that has not timed out, ...).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+import operator
+from dataclasses import dataclass, field, fields
 
 from kconform.model import coordinator as C
 from kconform.model import delayed, txn_timeout
@@ -337,6 +338,13 @@ def fresh_pid(s: TxnState, claimed: int) -> int:
     return max(s.issued_pids, default=999) + 1
 
 
+_RECORDED = operator.attrgetter(
+    *(f.name for f in fields(TxnMetadata) if f.name not in ("pending", "markers_abandoned"))
+)
+"""The fields of TxnMetadata a transaction-log record holds (all but the in-memory ``pending`` and
+``markers_abandoned``): ``_store`` counts a write when one of them changed."""
+
+
 def _store(s: TxnState, txn_id: str, old: TxnMetadata | None, new: TxnMetadata | None, ctxn: int) -> TxnState:
     """Keep ``new`` metadata and record the ghost: the transition, pids handed out, the
     coordinator transaction number and its decision."""
@@ -347,7 +355,7 @@ def _store(s: TxnState, txn_id: str, old: TxnMetadata | None, new: TxnMetadata |
     if new.pid not in issued or (new.next_pid >= 0 and new.next_pid not in issued):
         issued = issued | {new.pid} | ({new.next_pid} if new.next_pid >= 0 else set())
     before = G.NO_STATE if old is None else old.state
-    written = old is None or evolve(old, pending=new.pending, markers_abandoned=new.markers_abandoned) != new
+    written = old is None or _RECORDED(old) != _RECORDED(new)
     path = [before, new.state]
     if new.state in G.COMPLETED and before not in G.PREPARED and written:
         path = [before, G.PREPARE_ABORT, new.state]  # TV2's empty abort: Prepare and Complete in one handler
