@@ -368,6 +368,8 @@ PLANTS: tuple[Plant, ...] = (
         "if data.error != NONE:\n",
         "a partition answered with an error keeps its cached HW (CachedPartition.maybeUpdateResponseData "
         "sets it to -1 so the partition is answered again)",
+        equivalent="every error answer carries HW -1 (PartitionLog.read; Kafka's FetchResponse.partitionResponse "
+        "with an error: INVALID_HIGH_WATERMARK), so the HW comparison above already caches -1",
     ),
     Plant(
         "every-session-evictable-by-all",
