@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 
-from kconform.model import delayed, guarantees, log_start, purgatory, timer_bounds
+from kconform.model import delayed, guarantees, log_start, purgatory, state_parts, timer_bounds
 from kconform.model.config import ReplicationConfig
 from kconform.model.guarantees import Invariant as Invariant
 from kconform.model.guarantees import Memo as Memo
@@ -18,9 +18,15 @@ from kconform.model.guarantees import Violation as Violation
 from kconform.model.records import Entry
 from kconform.model.state import Replica, State
 
-_REGISTRY = guarantees.Registry[State, ReplicationConfig](same=guarantees.equal_inputs)
+_REGISTRY = guarantees.Registry[State, ReplicationConfig](
+    same=guarantees.equal_inputs, parts=guarantees.Parts(state_parts.NAMES, state_parts.changed)
+)
 """Replication's invariants; a state check's inputs (the parts of a state it reads) are compared by
-equality: small tuples of values, cheap to compare."""
+equality: small tuples of values, cheap to compare. Each state check also names the parts of a
+state it reads (``over``, model.state_parts): through the judge's memo it is re-run only when one of
+them differs from the state checked before, and a state equal to that one in every part keeps all
+its verdicts (model.guarantees.Parts; tests/test_invariant_memo.py checks each declaration against
+what the check reads)."""
 INVARIANTS: dict[str, Invariant[State, ReplicationConfig]] = _REGISTRY.invariants
 _register, _register_step = _REGISTRY.state, _REGISTRY.step
 
@@ -106,10 +112,23 @@ def _parked_and_clock(s: State) -> tuple[object, ...]:
     return (True, parked, s.now_ms if any(p for _, p in parked) else -1)
 
 
+_over = state_parts.parts
+_PERMITS = ("ghost.unclean_epochs", "ghost.crash_lost_data")
+"""What _loss_permitted and _any_permitted read."""
+_LEADERSHIP = ("replica.alive", "replica.registered", "replica.leader", "replica.leader_epoch", "replica.log")
+"""What _leaders and the leaders' logs are: State.presumes_leadership, the epoch, the log."""
+_LOGS = ("replica.alive", "replica.hw", "replica.log", "replica.log_start")
+
+
 # ---------------------------------------------------------------------------------------------
 
 
-@_register("HwBelowLeo", "KIP-101; UnifiedLog.maybeIncrementHighWatermark", lambda s: (_logs(s),))
+@_register(
+    "HwBelowLeo",
+    "KIP-101; UnifiedLog.maybeIncrementHighWatermark",
+    lambda s: (_logs(s),),
+    _over("replica.alive", "replica.hw", "replica.log"),
+)
 def hw_below_leo(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Every running replica's high watermark is at most its log end offset."""
     for b, r in _running(s):
@@ -120,9 +139,15 @@ def hw_below_leo(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
 @_register_step("LeaderHwMonotonic", "KIP-101; UnifiedLog.maybeIncrementHighWatermark is monotonic")
 def leader_hw_monotonic(pre: State, post: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """A leader's high watermark never decreases within one leader epoch."""
-    for b, r in _leaders(post):
-        p = pre.replicas[b]
-        if pre.presumes_leadership(b) and p.leader_epoch == r.leader_epoch and r.hw < p.hw:
+    for b, (p, r) in enumerate(zip(pre.replicas, post.replicas, strict=True)):
+        if p is r:
+            continue  # the same replica: the same HW (as in the two step checks below)
+        if (
+            r.hw < p.hw
+            and p.leader_epoch == r.leader_epoch
+            and post.presumes_leadership(b)
+            and pre.presumes_leadership(b)
+        ):
             yield Violation("LeaderHwMonotonic", f"leader {b} epoch {r.leader_epoch}: HW {p.hw} -> {r.hw}")
 
 
@@ -130,6 +155,7 @@ def leader_hw_monotonic(pre: State, post: State, cfg: ReplicationConfig) -> Iter
     "NoCommittedDataLoss",
     "KIP-101, KIP-279, KIP-320; Kafka's durability contract for acks=all",
     lambda s: (s.ghost.acked, *_permits(s), s.ghost.deleted_to, _leader_logs(s)),
+    _over("ghost.acked", *_PERMITS, "ghost.deleted_to", *_LEADERSHIP),
 )
 def no_committed_data_loss(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Every acknowledged record stays at its offset in the log of every leader of the acknowledging
@@ -155,7 +181,12 @@ def no_committed_data_loss(s: State, cfg: ReplicationConfig) -> Iterator[Violati
                 )
 
 
-@_register("NoDivergenceBelowHw", "KIP-101, KIP-279 (log divergence)", lambda s: (*_permits(s), _logs(s)))
+@_register(
+    "NoDivergenceBelowHw",
+    "KIP-101, KIP-279 (log divergence)",
+    lambda s: (*_permits(s), _logs(s)),
+    _over(*_PERMITS, *_LOGS),
+)
 def no_divergence_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Any two running replicas hold the same record at every offset below both of their HWs."""
     running = list(_running(s))
@@ -181,6 +212,7 @@ def no_divergence_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violati
     "ConsumerReadsBelowHw",
     "KIP-101; FetchIsolation.HIGH_WATERMARK; DelayedFetch.onComplete",
     lambda s: (s.ghost.consumed,),
+    _over("ghost.consumed"),
 )
 def consumer_reads_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """A read_uncommitted consumer never receives a record at or above the serving leader's HW, also
@@ -194,6 +226,7 @@ def consumer_reads_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violat
     "ConsumedRecordsStay",
     "KIP-101, KIP-279: what consumers saw is committed",
     lambda s: (s.ghost.consumed, *_permits(s), s.ghost.deleted_to, _leader_logs(s)),
+    _over("ghost.consumed", *_PERMITS, "ghost.deleted_to", *_LEADERSHIP),
 )
 def consumed_records_stay(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Every record a consumer read stays at its offset in the log of every later leader, unless
@@ -222,9 +255,8 @@ def leader_epochs_monotonic(pre: State, post: State, cfg: ReplicationConfig) -> 
             "LeaderEpochsMonotonic",
             f"controller leader epoch {pre.controller.leader_epoch} -> {post.controller.leader_epoch}",
         )
-    for b, r in enumerate(post.replicas):
-        p = pre.replicas[b]
-        if p.alive and r.alive and r.leader_epoch < p.leader_epoch:
+    for b, (p, r) in enumerate(zip(pre.replicas, post.replicas, strict=True)):
+        if p is not r and p.alive and r.alive and r.leader_epoch < p.leader_epoch:
             yield Violation("LeaderEpochsMonotonic", f"broker {b}: leader epoch {p.leader_epoch} -> {r.leader_epoch}")
 
 
@@ -232,6 +264,7 @@ def leader_epochs_monotonic(pre: State, post: State, cfg: ReplicationConfig) -> 
     "EpochCacheStrictlyIncreasing",
     "KIP-101; LeaderEpochFileCache",
     lambda s: tuple([(r.epoch_cache, r.leo) for r in s.replicas]),
+    _over("replica.epoch_cache", "replica.log"),
 )
 def epoch_cache_strictly_increasing(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """In every replica's epoch cache both epochs and start offsets strictly increase, within the log."""
@@ -245,7 +278,12 @@ def epoch_cache_strictly_increasing(s: State, cfg: ReplicationConfig) -> Iterato
             yield Violation("EpochCacheStrictlyIncreasing", f"broker {b}: cache {cache} starts beyond LEO {r.leo}")
 
 
-@_register("LeaderWritesUnique", "KIP-101: (leader epoch, offset) identifies a record", lambda s: (s.ghost.written,))
+@_register(
+    "LeaderWritesUnique",
+    "KIP-101: (leader epoch, offset) identifies a record",
+    lambda s: (s.ghost.written,),
+    _over("ghost.written"),
+)
 def leader_writes_unique(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """No two records were ever written by leaders at the same (leader epoch, offset)."""
     seen: dict[tuple[int, int], Entry] = {}
@@ -276,14 +314,22 @@ def _isr_agreement(s: State, name: str, strong: bool) -> Iterator[Violation]:
                     break
 
 
-@_register("WeakIsr", "hachikuji/kafka-specification WeakIsr", lambda s: (*_permits(s), _isr_views(s)))
+@_register(
+    "WeakIsr",
+    "hachikuji/kafka-specification WeakIsr",
+    lambda s: (*_permits(s), _isr_views(s)),
+    _over(*_PERMITS, *_LEADERSHIP, *_LOGS, "replica.isr"),
+)
 def weak_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """A replica presuming leadership holds, below its HW, the same records as every member of its own ISR view."""
     yield from _isr_agreement(s, "WeakIsr", strong=False)
 
 
 @_register(
-    "StrongIsr", "hachikuji/kafka-specification StrongIsr", lambda s: (*_permits(s), s.controller.isr, _isr_views(s))
+    "StrongIsr",
+    "hachikuji/kafka-specification StrongIsr",
+    lambda s: (*_permits(s), s.controller.isr, _isr_views(s)),
+    _over(*_PERMITS, "controller", *_LEADERSHIP, *_LOGS, "replica.isr"),
 )
 def strong_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """A replica presuming leadership holds, below its HW, the same records as every member of the controller's ISR."""
@@ -291,7 +337,10 @@ def strong_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
 
 
 @_register(
-    "LogStartBelowHw", "KIP-107; UnifiedLog.maybeIncrementLogStartOffset, KAFKA-5634, KAFKA-9491", lambda s: (_logs(s),)
+    "LogStartBelowHw",
+    "KIP-107; UnifiedLog.maybeIncrementLogStartOffset, KAFKA-5634, KAFKA-9491",
+    lambda s: (_logs(s),),
+    _over(*_LOGS),
 )
 def log_start_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Every running replica's log start offset is at most its high watermark (with HwBelowLeo:
@@ -307,9 +356,8 @@ def log_start_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
 def log_start_monotonic(pre: State, post: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """A running replica's log start offset never decreases, except to its new LEO when a truncation
     empties the log below the old start (UnifiedLog.truncateTo: logStartOffset = min(target, start))."""
-    for b, r in enumerate(post.replicas):
-        p = pre.replicas[b]
-        if p.alive and r.alive and r.log_start < p.log_start and r.log_start != r.leo:
+    for b, (p, r) in enumerate(zip(pre.replicas, post.replicas, strict=True)):
+        if p is not r and p.alive and r.alive and r.log_start < p.log_start and r.log_start != r.leo:
             yield Violation("LogStartMonotonic", f"broker {b}: log start {p.log_start} -> {r.log_start} (LEO {r.leo})")
 
 
@@ -317,6 +365,7 @@ def log_start_monotonic(pre: State, post: State, cfg: ReplicationConfig) -> Iter
     "NoReadBelowLogStart",
     "KIP-107; LocalLog.read: OFFSET_OUT_OF_RANGE below logStartOffset",
     lambda s: (s.ghost.consumed,),
+    _over("ghost.consumed"),
 )
 def no_read_below_log_start(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """No consumer ever receives a record that was deleted (below the serving leader's log start)."""
@@ -329,6 +378,7 @@ def no_read_below_log_start(s: State, cfg: ReplicationConfig) -> Iterator[Violat
     "PurgatoryDeadlines",
     "DelayedOperation (timing-wheel expiry); DelayedFetch, DelayedProduce",
     _parked_and_clock,
+    _over("tracks_purgatory", "replica.alive", "replica.purgatory", state_parts.CLOCK),
 )
 def purgatory_deadlines(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """No parked request (delayed produce or fetch) outlives its timeout on a running broker.
@@ -351,6 +401,7 @@ def purgatory_deadlines(s: State, cfg: ReplicationConfig) -> Iterator[Violation]
     "DelayedOperationPurgatory.checkAndComplete; Partition.tryCompleteDelayedRequests; "
     "ReplicaManager.addCompletePurgatoryAction, completeDelayedOperationsWhenNotPartitionLeader",
     lambda s: (s.ghost.overdue,),
+    _over("ghost.overdue"),
 )
 def delayed_triggers_honoured(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Every completion trigger is honoured: a parked request that an HW advance, a log append, a
@@ -364,6 +415,7 @@ def delayed_triggers_honoured(s: State, cfg: ReplicationConfig) -> Iterator[Viol
     "CrashedBrokerFenced",
     "KRaft broker sessions: BrokerHeartbeatManager.hasValidSession (broker.session.timeout.ms); "
     "QuorumController.rescheduleMaybeFenceStaleBrokers, ReplicationControlManager.maybeFenceOneStaleBroker",
+    _over("ghost.late_fences"),
 )
 def crashed_broker_fenced(s: State) -> tuple[str, ...]:
     """A broker that crashed is fenced by the controller within broker.session.timeout.ms (plus a
@@ -380,6 +432,7 @@ def crashed_broker_fenced(s: State) -> tuple[str, ...]:
     "IsrShrinkBounded",
     "ReplicaManager.startup (isr-expiration every replica.lag.time.max.ms / 2); Partition.maybeShrinkIsr, "
     "getOutOfSyncReplicas, isFollowerOutOfSync; ReplicaState.isCaughtUp; KIP-497",
+    _over("ghost.late_shrinks"),
 )
 def isr_shrink_bounded(s: State) -> tuple[str, ...]:
     """A running leader with no AlterPartition in flight proposes an ISR member out within one
@@ -395,6 +448,7 @@ def isr_shrink_bounded(s: State) -> tuple[str, ...]:
     "IsrExpansionProposed",
     "Partition.updateFollowerFetchState → maybeExpandIsr, canAddReplicaToIsr, isReplicaIsrEligible (KIP-841), "
     "needsExpandIsr / isFollowerInSync (KIP-320, KAFKA-7128); KIP-497",
+    _over("ghost.late_expansions"),
 )
 def isr_expansion_proposed(s: State) -> tuple[str, ...]:
     """A leader proposes a follower back into its ISR at the Fetch that finds it in sync (LEO at
@@ -412,6 +466,7 @@ def isr_expansion_proposed(s: State) -> tuple[str, ...]:
     "AbstractFetcherThread.doWork, processFetchRequest, handlePartitionsWithErrors / delayPartitions "
     "(replica.fetch.backoff.ms, ReplicaFetcherThread); BrokerBlockingSender's NetworkClient (request.timeout.ms), "
     "NetworkClientUtils.sendAndReceive; ReplicaFetcherManager.addFetcherForPartitions",
+    _over("ghost.stalled_fetchers"),
 )
 def follower_keeps_fetching(s: State) -> tuple[str, ...]:
     """A running follower whose fetcher follows a leader asks it again at once when the fetcher
@@ -431,6 +486,7 @@ def follower_keeps_fetching(s: State) -> tuple[str, ...]:
     "FollowerBacksOff",
     "AbstractFetcherThread.handlePartitionsWithErrors / delayPartitions (replica.fetch.backoff.ms: "
     '"the amount of time to sleep when fetch partition error occurs"), maybeTruncateToEpochEndOffsets',
+    _over("ghost.hasty_fetches"),
 )
 def follower_backs_off(s: State) -> tuple[str, ...]:
     """After an answer with an error, a follower asks its leader again no sooner than
@@ -445,6 +501,7 @@ def follower_backs_off(s: State) -> tuple[str, ...]:
     "ElrDisjointFromIsr",
     "KIP-966; PartitionChangeBuilder.maybePopulateTargetElr (ELR excludes the target ISR)",
     lambda s: (s.elr, s.controller.isr),
+    _over("elr", "controller"),
 )
 def elr_disjoint_from_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """No replica is both an ISR member and an Eligible Leader Replica."""
@@ -457,6 +514,7 @@ def elr_disjoint_from_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violatio
     "ElrOnlyBelowMinIsr",
     "KIP-966; PartitionChangeBuilder.maybePopulateTargetElr (ELR cleared once ISR >= min ISR)",
     lambda s: (s.elr, s.controller.isr),
+    _over("elr", "controller"),
 )
 def elr_only_below_min_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """The ELR is empty whenever the ISR has at least min.insync.replicas members."""
@@ -472,6 +530,7 @@ def elr_only_below_min_isr(s: State, cfg: ReplicationConfig) -> Iterator[Violati
     "LeaderUnfenced",
     "KIP-841 (a fenced replica is not eligible to become leader); KAFKA-19522 (fenced last known leader elected)",
     lambda s: (s.controller.leader, s.fenced),
+    _over("controller", "fenced"),
 )
 def leader_unfenced(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """The controller's leader is never a fenced broker."""
@@ -497,6 +556,7 @@ def _elr_loss_permitted(s: State, cfg: ReplicationConfig, after_epoch: int) -> s
     "ElrDurability",
     "KIP-966 (motivation: the last replica standing; guarantee with fewer than min ISR unclean shutdowns)",
     lambda s: (s.ghost.acked, s.ghost.unclean_epochs, s.ghost.lossy_crashes, s.ghost.deleted_to, _leader_logs(s)),
+    _over("ghost.acked", "ghost.unclean_epochs", "ghost.lossy_crashes", "ghost.deleted_to", *_LEADERSHIP),
 )
 def elr_durability(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Every record acknowledged to acks=all stays at its offset on every leader of its epoch or a
@@ -531,6 +591,7 @@ def elr_durability(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     "ReplicaReadBelowHw",
     "KIP-392; Partition.fetchRecords reads a follower's local log with FetchIsolation.HIGH_WATERMARK",
     lambda s: (s.ghost.reader.deliveries,),
+    _over("ghost.reader"),
 )
 def replica_read_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """The follower-fetching consumer only gets records below the HW of the broker that served
@@ -549,6 +610,7 @@ def replica_read_below_hw(s: State, cfg: ReplicationConfig) -> Iterator[Violatio
     "ReaderNoSkipNoRepeat",
     "KIP-392 (a switch between the leader and a preferred read replica keeps the position); FetchCollector",
     lambda s: (s.ghost.reader.deliveries, s.ghost.reader.resets),
+    _over("ghost.reader"),
 )
 def reader_no_skip_no_repeat(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """Between position resets the follower-fetching consumer's deliveries are consecutive offsets,
@@ -573,6 +635,7 @@ def reader_no_skip_no_repeat(s: State, cfg: ReplicationConfig) -> Iterator[Viola
     "KIP-392; KAFKA-8365 (FetchCollector.handleInitializeErrors: OFFSET_OUT_OF_RANGE clears a set "
     "preferred read replica; only an answer that finds none set resets the position)",
     lambda s: (s.ghost.reader.resets,),
+    _over("ghost.reader"),
 )
 def no_reset_on_follower_answer(s: State, cfg: ReplicationConfig) -> Iterator[Violation]:
     """The follower-fetching consumer never resets its position while it still has a preferred

@@ -44,12 +44,13 @@ def record_late(s: G, field: str, messages: tuple[str, ...]) -> G:
 
 
 def reports(
-    registry: Registry[S, C], name: str, cite: str
+    registry: Registry[S, C], name: str, cite: str, over: frozenset[str] | None = None
 ) -> Callable[[Callable[[S], tuple[str, ...]]], Callable[[S, C], Iterator[Violation]]]:
     """Register, in ``registry``, the state invariant ``name`` (citing ``cite``) that reports each
     message the decorated function reads from a state (a ghost field a clock step filled with
     ``record_late``). The decorated function's docstring is the invariant's guarantee; the decorator
-    returns the invariant's check."""
+    returns the invariant's check. ``over`` names the registry's state parts the messages are
+    read from (model.guarantees.Parts; None: any)."""
 
     def deco(messages: Callable[[S], tuple[str, ...]]) -> Callable[[S, C], Iterator[Violation]]:
         def check(s: S, cfg: C) -> Iterator[Violation]:
@@ -59,7 +60,7 @@ def reports(
         check.__doc__ = messages.__doc__
         check.__name__ = check.__qualname__ = messages.__name__
         check.__module__ = messages.__module__
-        registry.state(name, cite, lambda s: (messages(s),))(check)
+        registry.state(name, cite, lambda s: (messages(s),), over)(check)
         return check
 
     return deco

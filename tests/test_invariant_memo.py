@@ -5,6 +5,7 @@ faster prefix comparisons inside the checks report what the offset-by-offset loo
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import replace
 from typing import Any
 
@@ -14,6 +15,7 @@ from kconform.conformance.judge import ALLOWED, NON_CONFORMANCE
 from kconform.conformance.replication.lockstep import Judge
 from kconform.impl.mutants import MUTANT_CONFIG, mutants_of
 from kconform.model import invariants as I
+from kconform.model import state_parts
 from kconform.model.config import ReplicationConfig
 from kconform.model.replication import advance_clock
 from kconform.model.state import DelayedFetch, State
@@ -191,3 +193,164 @@ def test_prefix_comparison_reports_the_first_differing_offset() -> None:
     assert [v.message for v in I.check_state(shorter, cfg, frozenset({"WeakIsr"}))] == [
         f"leader 0 (epoch 0, HW 2) has {e1} at offset 1 but its ISR member 1 has None"
     ]
+
+
+# The parts each state check declares (model.state_parts, ``over``): through the judge's memo a check
+# is re-run only when one of its parts differs from the state checked before, so each must read
+# only the parts it names, ``changed`` must name every part that differs, and the values it compares
+# must compare every field they hold.
+
+
+def _part_of(path: tuple[str, ...], s: State) -> str:
+    """The part (model.state_parts.NAMES) a read recorded by ``_Recorder`` belongs to."""
+    if path[0] in ("replica", "ghost"):
+        return f"{path[0]}.{path[1]}"
+    if path == ("now_ms",):
+        return state_parts.CLOCK if s.tracks_purgatory else "now_ms where the purgatory is not tracked"
+    return path[0]
+
+
+def _undeclared_reads(s: State, cfg: ReplicationConfig) -> dict[str, set[str]]:
+    """Per state invariant, the parts its check reads on ``s`` that it does not declare."""
+    out: dict[str, set[str]] = {}
+    for name, inv in I.INVARIANTS.items():
+        if inv.state_check is None:
+            continue
+        read = {_part_of(p, s) for p in _reads(inv.state_check, s, cfg)}
+        if not read <= (inv.over or frozenset()):
+            out[name] = read - (inv.over or frozenset())
+    return out
+
+
+Pair = tuple[ReplicationConfig, State, State]
+
+
+@pytest.fixture(scope="module")
+def judged(traces: list[Trace]) -> list[Pair]:
+    """Two successive states the judge checks along every other trace (mutants planted), with their
+    config, at every tenth state checked."""
+    out: list[Pair] = []
+    for cfg, events in traces[::2]:
+        judge = Judge(cfg)
+        last, n = judge.state, 0
+        for event in events:
+            pre = judge.state
+            judge.observe(event)
+            if not judge.unchanged(pre, judge.state):
+                n += 1
+                if n % 10 == 0:
+                    out.append((cfg, last, judge.state))
+                last = judge.state
+    return out
+
+
+def test_every_state_invariant_declares_its_parts() -> None:
+    assert all(inv.over is not None for inv in I.INVARIANTS.values() if inv.state_check is not None)
+    assert all(inv.over <= set(state_parts.NAMES) for inv in I.INVARIANTS.values() if inv.over is not None)
+
+
+@pytest.mark.parametrize("name", sorted(BAD_STATES))
+def test_each_check_reads_only_the_parts_it_declares(name: str) -> None:
+    cfg = ReplicationConfig()
+    good = _committed()
+    for s in (good, BAD_STATES[name](good), replace(BAD_STATES[name](good), tracks_purgatory=True)):
+        assert _undeclared_reads(s, cfg) == {}
+
+
+def test_checks_read_only_their_parts_on_judged_states(judged: list[Pair]) -> None:
+    states = [(cfg, s) for cfg, _, s in judged[::2]]
+    assert len(states) > 200
+    for cfg, s in states:
+        assert _undeclared_reads(s, cfg) == {}
+
+
+def _naive_changed(a: State, b: State) -> int:
+    """model.state_parts.changed written out part by part."""
+    bits = 0
+    for i, name in enumerate(state_parts.NAMES):
+        kind, _, f = name.partition(".")
+        if kind == "replica":
+            differ = [getattr(r, f) for r in a.replicas] != [getattr(r, f) for r in b.replicas]
+        elif kind == "ghost":
+            differ = getattr(a.ghost, f) != getattr(b.ghost, f)
+        elif name == state_parts.CLOCK:
+            differ = (a.tracks_purgatory or b.tracks_purgatory) and a.now_ms != b.now_ms
+        else:
+            differ = getattr(a, name) != getattr(b, name)
+        bits |= differ << i
+    return bits
+
+
+def _bits(*names: str) -> int:
+    return sum(1 << state_parts.NAMES.index(n) for n in names)
+
+
+def test_changed_names_exactly_the_parts_that_differ(judged: list[Pair]) -> None:
+    s = _committed()
+    assert state_parts.changed(s, replace(s, now_ms=500)) == 0  # the clock, the purgatory untracked
+    assert state_parts.changed(s, _set(s, 1, fetch_state="truncating", remotes=())) == 0  # read by no check
+    assert state_parts.changed(s, _set(s, 1, hw=0)) == _bits("replica.hw")
+    tracked = replace(s, tracks_purgatory=True)
+    assert state_parts.changed(s, tracked) == _bits("tracks_purgatory")
+    assert state_parts.changed(tracked, replace(tracked, now_ms=1)) == _bits(state_parts.CLOCK)
+    late = replace(s, ghost=replace(s.ghost, late_shrinks=("late",)))  # a field the ghost's == ignores
+    assert late == s and state_parts.changed(s, late) == _bits("ghost.late_shrinks")
+    assert len(judged) > 300
+    for _, a, b in judged:
+        assert state_parts.changed(a, b) == _naive_changed(a, b)
+        assert state_parts.changed(a, a) == 0
+
+
+def _uncompared_fields(value: object, seen: set[int]) -> set[str]:
+    """The fields with ``compare=False`` of the dataclasses held in ``value``."""
+    if id(value) in seen:
+        return set()
+    seen.add(id(value))
+    out: set[str] = set()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            if not f.compare:
+                out.add(f"{type(value).__name__}.{f.name}")
+            out |= _uncompared_fields(getattr(value, f.name), seen)
+    elif isinstance(value, tuple | frozenset | list):
+        for item in value:
+            out |= _uncompared_fields(item, seen)
+    return out
+
+
+def test_the_values_of_the_parts_compare_every_field(judged: list[Pair]) -> None:
+    """``changed`` compares each part with ``==``: a value holding a field its equality ignores could
+    differ unseen (the ghost's own uncompared fields are parts of their own)."""
+    states = [s for _, _, s in judged[::5]] + [bad(_committed()) for bad in BAD_STATES.values()]
+    seen: set[int] = set()
+    for s in states:
+        for r in s.replicas:
+            for f in state_parts.REPLICA_FIELDS:
+                assert _uncompared_fields(getattr(r, f), seen) == set(), f
+        for f in state_parts.GHOST_FIELDS:
+            assert _uncompared_fields(getattr(s.ghost, f), seen) == set(), f
+        for f in state_parts.STATE_FIELDS:
+            assert _uncompared_fields(getattr(s, f), seen) == set(), f
+
+
+def test_an_undeclared_part_is_caught_and_would_hide_a_violation() -> None:
+    """A near miss of the declarations: WeakIsr declaring every part but the logs reads one it does not
+    declare, and through a memo it then misses the violation a log change brings."""
+    cfg, weak = ReplicationConfig(), frozenset({"WeakIsr"})
+    good = _committed()
+    bad = BAD_STATES["WeakIsr"](good)
+    assert state_parts.changed(good, bad) == _bits("replica.log")
+    original = I.INVARIANTS["WeakIsr"]
+    assert original.over is not None
+    I.INVARIANTS["WeakIsr"] = replace(original, over=original.over - {"replica.log"})
+    try:
+        assert _undeclared_reads(bad, cfg) == {"WeakIsr": {"replica.log"}}
+        memo: I.Memo = {}
+        assert I.check_state(good, cfg, weak, memo) == []
+        assert I.check_state(bad, cfg, weak, memo) == []  # the memo kept the verdict of the good state
+        assert [v.invariant for v in I.check_state(bad, cfg, weak)] == ["WeakIsr"]
+    finally:
+        I.INVARIANTS["WeakIsr"] = original
+    memo = {}
+    assert I.check_state(good, cfg, weak, memo) == []
+    assert [v.invariant for v in I.check_state(bad, cfg, weak, memo)] == ["WeakIsr"]
