@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kconform.model.state import State
+from kconform.model.timer_bounds import NEVER
 
 BROKER_SESSION_TIMEOUT_MS = 9_000
 """broker.session.timeout.ms, Kafka's default (KRaftConfigs.BROKER_SESSION_TIMEOUT_MS_DEFAULT)."""
@@ -37,6 +38,12 @@ def fence_deadlines(s: State) -> Iterator[tuple[int, int]]:
     for b, r in enumerate(s.replicas):
         if not r.alive and r.crashed_ms is not None and b not in s.fenced:
             yield b, r.crashed_ms + BROKER_SESSION_TIMEOUT_MS + FENCE_SLACK_MS
+
+
+def quiet_until(s: State) -> int:
+    """The latest time up to which ``late_fences`` is empty on ``s`` with its clock moved there
+    (timer_bounds.NEVER: at every time): the earliest fence deadline."""
+    return min((deadline for _b, deadline in fence_deadlines(s)), default=NEVER)
 
 
 def late_fences(s: State) -> tuple[str, ...]:

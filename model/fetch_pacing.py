@@ -50,6 +50,7 @@ from __future__ import annotations
 from kconform.model.config import ReplicationConfig
 from kconform.model.evolve import evolve
 from kconform.model.state import IDLE, NO_REQUEST, FetcherClock, State
+from kconform.model.timer_bounds import NEVER
 
 
 def _with(s: State, node: int, clock: FetcherClock) -> State:
@@ -163,6 +164,12 @@ def _since(clock: FetcherClock, cfg: ReplicationConfig) -> str:
         f"request {clock.latest} found no answer (request.timeout.ms {cfg.request_timeout_ms} "
         f"+ replica.fetch.backoff.ms {cfg.replica_fetch_backoff_ms})"
     )
+
+
+def quiet_until(s: State) -> int:
+    """The latest time up to which ``stalled`` is empty on ``s`` with its clock moved there
+    (timer_bounds.NEVER: at every time): the earliest due time of a following replica."""
+    return min((c.due_ms for b, c in enumerate(s.fetchers) if c.due_ms is not None and follows(s, b)), default=NEVER)
 
 
 def stalled(s: State, cfg: ReplicationConfig) -> tuple[str, ...]:

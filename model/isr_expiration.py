@@ -24,6 +24,7 @@ from collections.abc import Iterator
 
 from kconform.model.config import ReplicationConfig
 from kconform.model.state import RemoteReplica, Replica, State
+from kconform.model.timer_bounds import NEVER
 
 
 def caught_up(cfg: ReplicationConfig, rem: RemoteReplica, leader_leo: int, now_ms: int) -> bool:
@@ -59,6 +60,31 @@ def shrink_deadlines(s: State, cfg: ReplicationConfig) -> Iterator[tuple[int, in
             if rem.left_leo_ms is not None:
                 start = max(start, rem.left_leo_ms)
             yield b, f, start + period
+
+
+def quiet_until(s: State, cfg: ReplicationConfig) -> int:
+    """The latest time up to which ``late_members`` is empty on ``s`` with its clock moved there
+    (timer_bounds.NEVER: at every time): the earliest shrink deadline of an ISR member not at its
+    leader's LEO. A member at the LEO is caught up (never late); one caught up within the lag time
+    at a later clock has a deadline past that time (``start`` counts from its last catch-up plus
+    the lag time), so it is out of sync, hence late, exactly when the clock passes its deadline."""
+    period = check_period_ms(cfg)
+    until = NEVER
+    for b, r in enumerate(s.replicas):
+        if r.pending_isr is not None or not s.presumes_leadership(b):
+            continue
+        leo = len(r.log)
+        for f in r.isr:
+            rem = r.remotes[f]
+            if f == b or rem.leo == leo:
+                continue
+            start = r.isr_since_ms
+            if rem.last_caught_up_ms is not None:
+                start = max(start, rem.last_caught_up_ms + cfg.replica_lag_time_max_ms + 1)
+            if rem.left_leo_ms is not None:
+                start = max(start, rem.left_leo_ms)
+            until = min(until, start + period)
+    return until
 
 
 def late_members(s: State, cfg: ReplicationConfig) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kconform.model import elr as elr_rules
-from kconform.model import epochs, fencing, fetch_pacing, isr_expansion, isr_expiration, purgatory
+from kconform.model import epochs, fencing, fetch_pacing, isr_expansion, isr_expiration, purgatory, timer_bounds
 from kconform.model import log_start as ls
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.model.errors import (
@@ -1011,6 +1011,8 @@ def advance_clock(s: State, now_ms: int, cfg: ReplicationConfig | None = None) -
     s = evolve(s, now_ms=now_ms)
     if s.tracks_purgatory and _has_parked(s):
         s = purgatory.pass_time(s, now_ms)
+    if now_ms <= _quiet_until(s, cfg):
+        return s  # nothing the three bounds below check is late yet: each would record nothing
     if cfg is not None and s.tracks_isr_expiration:
         s = record_late(s, "late_shrinks", isr_expiration.late_members(s, cfg))
     if s.tracks_fencing:
@@ -1018,6 +1020,38 @@ def advance_clock(s: State, now_ms: int, cfg: ReplicationConfig | None = None) -
     if cfg is not None and s.fetchers:
         s = record_late(s, "stalled_fetchers", fetch_pacing.stalled(s, cfg))
     return s
+
+
+_QUIET: list[tuple[object, object, object, object, bool, bool, int]] = []
+"""The last (replicas, fenced, fetchers, config, tracks ISR expiration, tracks fencing, quiet until)
+``_quiet_until`` computed, replaced whole (a clock tick is most often followed by another on the
+same replicas)."""
+
+
+def _quiet_until(s: State, cfg: ReplicationConfig | None) -> int:
+    """The latest time up to which, on ``s`` with its clock moved there, ``advance_clock``'s timer
+    bounds (isr_expiration.late_members, fencing.late_fences, fetch_pacing.stalled, each where it
+    is checked) find nothing late; computed once per replicas, fenced set, fetcher clocks and config."""
+    if _QUIET:
+        last = _QUIET[0]
+        if (
+            last[0] is s.replicas
+            and last[1] is s.fenced
+            and last[2] is s.fetchers
+            and last[3] is cfg
+            and last[4] == s.tracks_isr_expiration
+            and last[5] == s.tracks_fencing
+        ):
+            return last[6]
+    until = timer_bounds.NEVER
+    if cfg is not None and s.tracks_isr_expiration:
+        until = isr_expiration.quiet_until(s, cfg)
+    if s.tracks_fencing:
+        until = min(until, fencing.quiet_until(s))
+    if cfg is not None and s.fetchers:
+        until = min(until, fetch_pacing.quiet_until(s))
+    _QUIET[:] = [(s.replicas, s.fenced, s.fetchers, cfg, s.tracks_isr_expiration, s.tracks_fencing, until)]
+    return until
 
 
 def _has_parked(s: State) -> bool:

@@ -35,6 +35,10 @@ class _HasGhost(Protocol):
 G = TypeVar("G", bound=_HasGhost)
 
 
+NEVER = 1 << 62
+"""A time no clock reaches: what a module's ``quiet_until`` gives when nothing it bounds can be late."""
+
+
 def record_late(s: G, field: str, messages: tuple[str, ...]) -> G:
     """``s`` with ``s.ghost.<field>`` set to ``messages`` when they are non-empty and differ from the
     field's value; ``s`` itself otherwise."""
@@ -66,4 +70,4 @@ def reports(
     return deco
 
 
-__all__ = ["record_late", "reports"]
+__all__ = ["NEVER", "record_late", "reports"]

@@ -13,6 +13,7 @@ twice (duplicated by the network); a response is matched against every answer gi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -60,6 +61,29 @@ def _claimed_fetch_response(e: ev.FetchHandled | ev.FetchCompleted, model: Fetch
         e.leader_leo,
         e.leader_hw,
         model.leader_log_start,
+    )
+
+
+_REFINED = (
+    ev.FetchHandled,
+    ev.FetchCompleted,
+    ev.ConsumerFetchWaitHandled,
+    ev.ReplicaFetchHandled,
+    ev.ReplicaFetchSent,
+)
+"""The event types whose coverage key conformance.replication.coverage refines."""
+
+_KIND_KEYS: dict[type[ev.Event], str] = {}
+"""Per event type judged: its kind when that is the coverage key of each of its events, else ''."""
+
+
+def _kind_is_key(t: type[ev.Event]) -> bool:
+    """Whether every event of type ``t`` has its kind as coverage key: no outcome and no error
+    (conformance.coverage.outcome_key reads them with getattr: a field or a class attribute) and
+    not a type replication refines."""
+    fields = {f.name for f in dataclasses.fields(t)} if dataclasses.is_dataclass(t) else set()
+    return not (
+        {"outcome", "error"} & fields or hasattr(t, "outcome") or hasattr(t, "error") or issubclass(t, _REFINED)
     )
 
 
@@ -147,8 +171,13 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         return post.replicas is pre.replicas and post.controller is pre.controller and post.ghost is pre.ghost
 
     def coverage_key(self, event: ev.Event) -> str:
-        """Replication's keys refine the outcome (``fetch_handled:diverging``; conformance.replication.coverage)."""
-        return coverage.coverage_key(event)
+        """Replication's keys refine the outcome (``fetch_handled:diverging``; conformance.replication.coverage).
+        An event type whose key is its kind alone (``clock_advanced``, ``fetch_sent``) is looked up."""
+        t = type(event)
+        key = _KIND_KEYS.get(t)
+        if key is None:
+            key = _KIND_KEYS[t] = t.kind if _kind_is_key(t) else ""
+        return key or coverage.coverage_key(event)
 
     def find_violations(self, pre: State, post: State) -> Sequence[invariants.Violation]:
         names = self.checked
