@@ -38,9 +38,9 @@ def _fields_of(cls: type) -> frozenset[str]:
 def evolve(obj: T, **changes: Any) -> T:
     """A copy of the dataclass instance ``obj`` with ``changes``: what ``dataclasses.replace`` returns."""
     cls = type(obj)
-    unknown = changes.keys() - _fields_of(cls)
-    if unknown:
-        raise TypeError(f"{cls.__name__} has no field(s) {sorted(unknown)}")
+    names = _FIELDS.get(cls) or _fields_of(cls)
+    if not names.issuperset(changes):
+        raise TypeError(f"{cls.__name__} has no field(s) {sorted(changes.keys() - names)}")
     new = object.__new__(cls)
     state = new.__dict__
     state.update(obj.__dict__)
