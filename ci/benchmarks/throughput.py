@@ -48,13 +48,20 @@ FOLDERS = ("model", "impl", "conformance", "traces", "ci")
 """The top-level folders mapped under ``kconform`` (pyproject.toml's package-dir)."""
 
 _CHILD = """
-import json, sys, time
+import inspect, json, sys, time
 from kconform.conformance.hunt import run_campaign
 from kconform.model.configs import config_from_json
 from kconform.traces.replay import make_adapter
 name, examples, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 cfg = config_from_json(json.loads(sys.argv[4]))
+accepted = inspect.signature(run_campaign).parameters
 more = {} if sys.argv[5] == "hypothesis" else {"engine": sys.argv[5]}  # older trees have no engine argument
+if sys.argv[6] == "random-only":
+    more["zoo"] = False
+missing = sorted(set(more) - set(accepted))
+if missing:
+    sys.exit(f"this revision's run_campaign takes no {', '.join(missing)} argument: "
+             f"(asked: engine {sys.argv[5]}, {sys.argv[6]})")
 run_campaign(lambda: make_adapter("reference", cfg), cfg, frozenset(), seed=0, examples=2, steps=steps, **more)
 cpu = time.process_time()
 result = run_campaign(
@@ -64,6 +71,10 @@ cpu = time.process_time() - cpu
 print(json.dumps({"runs": result.log.runs, "steps": result.log.steps, "events": sum(result.log.actions.values()),
                   "seconds": result.seconds, "cpu": cpu, "passed": result.passed}))
 """
+"""The measurement a side's child runs (argv: slice name, examples, steps, config JSON, engine,
+``zoo`` or ``random-only``). It uses only entry points every revision since c2114f8 has, and
+exits non-zero naming the argument when the revision's ``run_campaign`` lacks one asked for (the
+walk engine before 2026-11-27), so a side never silently measures something else."""
 
 
 SLICES: dict[str, dict[str, object]] = {
@@ -139,11 +150,11 @@ def _export(rev: str, into: Path) -> Path:
     return src
 
 
-def _child(pythonpath: Path, name: str, examples: int, steps: int, engine: str) -> dict[str, float]:
+def _child(pythonpath: Path, name: str, examples: int, steps: int, engine: str, zoo: bool) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(pythonpath)}
-    result: dict[str, float] = json_child(
-        [sys.executable, "-c", _CHILD, name, str(examples), str(steps), json.dumps(SLICES[name]), engine], env=env
-    )
+    mode = "zoo" if zoo else "random-only"
+    argv = [sys.executable, "-c", _CHILD, name, str(examples), str(steps), json.dumps(SLICES[name]), engine, mode]
+    result: dict[str, float] = json_child(argv, env=env)
     return result
 
 
@@ -156,10 +167,16 @@ def compare(
     console: Console,
     engine: str = "hypothesis",
     before_engine: str = "hypothesis",
+    zoo: bool = True,
 ) -> int:
     """Before (each of ``revs``, with ``before_engine``) / after (working tree, ``engine``) side by
     side: ``rounds`` runs each, the sides' order rotating every round so that no side always runs
-    first; each round's figures, then the medians and each before side's after/before ratios."""
+    first; each round's figures, then the medians and each before side's after/before ratios.
+
+    With ``zoo`` (the gate's campaign) a side's CPU-seconds include its known-bug zoo, whose
+    judged events are not counted (a passing scenario is not a run of the machine): a revision with
+    a larger zoo reads slower. ``zoo=False`` measures the random search alone on every side, CPU and
+    events of the same runs."""
     here = Path(__file__).resolve().parents[2]
     with tempfile.TemporaryDirectory(prefix="kconform-throughput-") as tmp:
         sides: list[tuple[str, Path, str]] = [
@@ -167,7 +184,8 @@ def compare(
             for i, rev in enumerate(revs)
         ]
         sides.append(("working tree", _package_tree(here, Path(tmp) / "after"), engine))
-        title = f"lockstep throughput, {name}: {', '.join(revs)} ({before_engine}) vs working tree ({engine})"
+        what = "with each side's zoo" if zoo else "random search only, no zoo"
+        title = f"lockstep throughput, {name} ({what}): {', '.join(revs)} ({before_engine}) vs working tree ({engine})"
         table = Table(title=title)
         columns = (
             "round",
@@ -189,7 +207,7 @@ def compare(
         for i in range(rounds):
             shift = i % len(sides)
             for side, tree, side_engine in sides[shift:] + sides[:shift]:  # no side always runs first
-                r = _child(tree, name, examples, steps, side_engine)
+                r = _child(tree, name, examples, steps, side_engine, zoo)
                 rates[side].append(r["events"] / r["seconds"])
                 cpu_rates[side].append(r["events"] / r["cpu"])
                 op_rates[side].append(r["steps"] / r["cpu"])
@@ -251,13 +269,27 @@ def main(argv: list[str] | None = None) -> int:
         choices=ENGINES,
         help="the search engine of the --against sides (a revision without the walk engine runs only hypothesis)",
     )
+    parser.add_argument(
+        "--random-only",
+        action="store_true",
+        help="with --against: every side runs its random search without its zoo (whose CPU the default "
+        "campaign counts but whose events it does not), so both sides' CPU and events are of the same runs",
+    )
     args = parser.parse_args(argv)
     console = Console()
     if args.against is None:
         return measure_here(args.slice, args.examples, args.steps, console, args.engine)
     try:
         return compare(
-            args.against, args.slice, args.examples, args.steps, args.rounds, console, args.engine, args.before_engine
+            args.against,
+            args.slice,
+            args.examples,
+            args.steps,
+            args.rounds,
+            console,
+            args.engine,
+            args.before_engine,
+            zoo=not args.random_only,
         )
     except (OSError, subprocess.CalledProcessError, RuntimeError) as e:
         console.print(f"[red]throughput: {e}[/red]")
