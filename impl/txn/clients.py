@@ -161,6 +161,25 @@ class _PartitionState:
     queued: list[_Batch] = field(default_factory=list)
 
 
+class _RequestTimeout:
+    """The timer action of a coordinator or group request's timeout: ``producer._request_timed_out(req)``.
+
+    One slotted object that holds the request's id, not the request: an answered request's timer
+    stays queued until the clock reaches it (it fires as a no-op then, as in Kafka's
+    NetworkClient, whose timeout check skips completed requests), and a closure over the request
+    kept the request, its payload and five more objects alive that long (the epoch-exhaustion
+    scenario queues 32,770 of them; the cyclic collector walked them all at every full pass)."""
+
+    __slots__ = ("producer", "req")
+
+    def __init__(self, producer: TxnProducer, req: int) -> None:
+        self.producer = producer
+        self.req = req
+
+    def __call__(self) -> None:
+        self.producer._request_timed_out(self.req)
+
+
 class TxnProducer:
     """One producer instance: transactional (``txn_id``) or idempotent (``txn_id`` "")."""
 
@@ -324,13 +343,13 @@ class TxnProducer:
         leader = self.world.metadata.leaders[pending.dst_partition]
         pending.req = self.world.network.send(self.node, leader, pending.payload)
         self.requests[pending.req] = pending
-        req = pending.req
+        self.world.scheduler.schedule(REQUEST_TIMEOUT_MS, self.node, "request-timeout", _RequestTimeout(self, pending.req))
 
-        def on_timeout() -> None:
-            if self.requests.pop(req, None) is not None and self.state != FATAL_ERROR:
-                self._send_pending(pending)
-
-        self.world.scheduler.schedule(REQUEST_TIMEOUT_MS, self.node, "request-timeout", on_timeout)
+    def _request_timed_out(self, req: int) -> None:
+        """Request ``req``'s timeout: re-send it if it is still unanswered (its entry in ``requests``)."""
+        pending = self.requests.pop(req, None)
+        if pending is not None and self.state != FATAL_ERROR:
+            self._send_pending(pending)
 
     def _retry_later(self, pending: _Pending) -> None:
         self.backing_off += 1

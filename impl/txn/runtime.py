@@ -11,16 +11,19 @@ always-fresh metadata cache (clients' FindCoordinator answers the current leader
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from kconform.model.txn_config import TxnConfig
 
 from ..runtime import World
 
 
-@dataclass(frozen=True)
-class TxnRecord:
+class TxnRecord(NamedTuple):
     """One value of the ``__transaction_state`` log: a transactional id's metadata as written
-    (TransactionLog's value schema, the fields the slice uses)."""
+    (TransactionLog's value schema, the fields the slice uses). Immutable. A named tuple of
+    numbers and strings: the cyclic collector stops tracking it (and the log entry holding it),
+    so a long log (the epoch-exhaustion scenario appends 32,772 records) costs its full passes
+    nothing."""
 
     pid: int
     prev_pid: int
@@ -36,21 +39,23 @@ class TxnRecord:
 
 @dataclass
 class StateLog:
-    """A durable ``__transaction_state`` partition: (transactional id, record or None = tombstone)."""
+    """A durable ``__transaction_state`` partition: (transactional id, record or None = tombstone).
+    A record is kept as the plain tuple of its fields (``replay`` names them again): a plain tuple
+    of numbers and strings, and the entry holding it, leave the cyclic collector's care."""
 
-    entries: list[tuple[str, TxnRecord | None]] = field(default_factory=list)
+    entries: list[tuple[str, tuple[Any, ...] | None]] = field(default_factory=list)
 
     def append(self, txn_id: str, record: TxnRecord | None) -> None:
-        self.entries.append((txn_id, record))
+        self.entries.append((txn_id, None if record is None else tuple(record)))
 
     def replay(self) -> dict[str, TxnRecord]:
         """The last value of every transactional id (compaction's view); tombstoned ids are absent."""
         out: dict[str, TxnRecord] = {}
-        for txn_id, record in self.entries:
-            if record is None:
+        for txn_id, values in self.entries:
+            if values is None:
                 out.pop(txn_id, None)
             else:
-                out[txn_id] = record
+                out[txn_id] = TxnRecord._make(values)
         return out
 
 
