@@ -343,7 +343,8 @@ class TxnProducer:
         leader = self.world.metadata.leaders[pending.dst_partition]
         pending.req = self.world.network.send(self.node, leader, pending.payload)
         self.requests[pending.req] = pending
-        self.world.scheduler.schedule(REQUEST_TIMEOUT_MS, self.node, "request-timeout", _RequestTimeout(self, pending.req))
+        timeout = _RequestTimeout(self, pending.req)
+        self.world.scheduler.schedule(REQUEST_TIMEOUT_MS, self.node, "request-timeout", timeout)
 
     def _request_timed_out(self, req: int) -> None:
         """Request ``req``'s timeout: re-send it if it is still unanswered (its entry in ``requests``)."""
