@@ -338,6 +338,18 @@ def _leader_cache(cfg: ReplicationConfig, r: Replica, leader_epoch: int) -> epoc
     return epochs.assign(r.epoch_cache, leader_epoch, r.leo)
 
 
+def _published(published: tuple[PartitionRecord, ...], rec: PartitionRecord) -> bool:
+    """Whether ``rec`` is one of ``published`` (``rec in published``). The controller publishes
+    partition epochs 0, 1, 2, ... in order (``_publish``: +1 per record, from the initial -1), so
+    record ``pe`` is looked at first at index ``pe``; the scan remains for any other sequence."""
+    pe = rec.partition_epoch
+    if 0 <= pe < len(published):
+        at = published[pe]
+        if at is rec or at == rec:
+            return True
+    return rec in published
+
+
 def apply_metadata(s: State, cfg: ReplicationConfig, node: int, rec: PartitionRecord) -> tuple[State, MetadataOutcome]:
     """A broker applies a published partition record (ignored unless newer than what it holds).
 
@@ -348,7 +360,7 @@ def apply_metadata(s: State, cfg: ReplicationConfig, node: int, rec: PartitionRe
     would then drop a second proposal sent in that window (updateAssignmentAndIsr), which the
     model keeps in flight until its own answer."""
     r = _require_alive(s, node)
-    if rec not in s.published:
+    if not _published(s.published, rec):
         raise NotEnabled(f"partition record {rec} was never published by the controller")
     if not r.registered or rec.partition_epoch <= r.partition_epoch or rec.leader_epoch < r.leader_epoch:
         return s, MetadataOutcome("ignored", -1, r.hw)
