@@ -63,7 +63,7 @@ class TxnConfig(TxnSettings):
 
     def state_partition(self, txn_id: str) -> str:
         """The ``__transaction_state`` partition that holds ``txn_id`` (its coordinator's log)."""
-        return f"{TRANSACTION_STATE_TOPIC}-{partition_for(txn_id, self.state_log_partitions)}"
+        return _state_partition(txn_id, self.state_log_partitions)
 
     def offsets_partition(self, group: str) -> str:
         """The ``__consumer_offsets`` partition of ``group``."""
@@ -117,6 +117,11 @@ class TxnConfig(TxnSettings):
 @cache
 def _data_partitions(count: int) -> tuple[str, ...]:
     return tuple(f"{DATA_TOPIC}-{i}" for i in range(count))
+
+
+@cache
+def _state_partition(txn_id: str, partitions: int) -> str:
+    return f"{TRANSACTION_STATE_TOPIC}-{partition_for(txn_id, partitions)}"
 
 
 @cache
