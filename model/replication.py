@@ -206,6 +206,25 @@ def _append(s: State, cfg: ReplicationConfig, node: int, entry: Entry) -> State:
     return s.with_replica(node, r)
 
 
+def _append_all(s: State, cfg: ReplicationConfig, node: int, entries: tuple[Entry, ...]) -> State:
+    """``_append`` of each of ``entries`` in order, with one copy of the replica and the state at
+    the end: the same log, epoch cache and durable LEO, and the same error at the first entry
+    that is not at the LEO (nothing is kept then, as ``_append`` keeps nothing of a failed call)."""
+    if not entries:
+        return s
+    r = s.replica(node)
+    cache, leo, kafka_7415 = r.epoch_cache, r.leo, cfg.protocol.kafka_7415
+    for entry in entries:
+        if entry.offset != leo:
+            raise NotEnabled(f"broker {node}: append at offset {entry.offset} but LEO is {leo}")
+        cache = epochs.assign(cache, entry.epoch, entry.offset, kafka_7415)
+        leo += 1
+    r = evolve(
+        r, log=(*r.log, *entries), epoch_cache=cache, durable_leo=leo if cfg.flush_interval_ms == 0 else r.durable_leo
+    )
+    return s.with_replica(node, r)
+
+
 def _truncate(r: Replica, to: int) -> Replica:
     """Truncate the log to ``to`` entries: epoch cache from end, HW clamped, durable at once; a
     truncation below the log start moves it back to ``to`` (UnifiedLog.truncateTo)."""
@@ -661,8 +680,7 @@ def apply_fetch_response(
         r = _truncate(r, to)
         return s.with_replica(follower, r), FetchApplyOutcome("diverged", to, 0, r.hw)
     if resp.error == NONE:
-        for entry in resp.entries:
-            s = _append(s, cfg, follower, entry)
+        s = _append_all(s, cfg, follower, resp.entries)
         r = s.replica(follower)
         r = evolve(r, hw=ls.clamp_hw(min(resp.hw, r.leo), r.log_start))
         r = advance_log_start(r, ls.follower_log_start(r.log_start, resp.leader_log_start, r.hw))

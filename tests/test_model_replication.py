@@ -169,3 +169,24 @@ def test_config_rejects_min_isr_above_replicas() -> None:
         ReplicationConfig(replicas=3, min_insync_replicas=4)
     with pytest.raises(ConfigError, match="unknown protocol"):
         ReplicationConfig.from_json({"protocol": "kip-999"})
+
+
+@pytest.mark.parametrize("kafka_7415", [True, False])
+@pytest.mark.parametrize("flush_interval_ms", [0, 1000])
+def test_append_all_is_append_one_by_one(kafka_7415: bool, flush_interval_ms: int) -> None:
+    """A fetched batch applied at once (``_append_all``) leaves the state appending each record in
+    turn leaves, epochs changing within the batch; a record not at the LEO is the same error."""
+    from kconform.model.not_enabled import NotEnabled
+    from kconform.model.records import Entry
+
+    protocol = Protocol.DIVERGING_EPOCH if kafka_7415 else Protocol.KIP_101
+    cfg = ReplicationConfig(protocol=protocol, flush_interval_ms=flush_interval_ms)
+    s = booted(cfg)
+    batch = (Entry(0, 0, 1), Entry(1, 0, 2), Entry(2, 3, 3), Entry(3, 5, 4))
+    one_by_one = s
+    for e in batch:
+        one_by_one = R._append(one_by_one, cfg, 1, e)
+    assert R._append_all(s, cfg, 1, batch) == one_by_one
+    assert R._append_all(s, cfg, 1, ()) is s
+    with pytest.raises(NotEnabled, match="append at offset 3 but LEO is 2"):
+        R._append_all(s, cfg, 1, (*batch[:2], batch[3]))
