@@ -15,6 +15,9 @@ from kconform.ci.benchmarks.child import ChildFailed
 _OLD_HUNT = """
 import json
 def run_campaign(adapter_factory, cfg, mutants, *, seed, examples=None, steps=50, zoo=True):
+    from kconform.conformance.judge import LockstepJudge
+    for _ in range(7 if zoo else 0):  # a zoo scenario's events: judged, not in the machine's log
+        LockstepJudge().observe(None)
     operations = examples * steps
     class Log:
         runs, steps, actions = examples, operations, {"tick": 3 * examples if zoo else examples}
@@ -30,6 +33,7 @@ def _old_tree(root: Path) -> Path:
         ("conformance", "hunt.py", _OLD_HUNT),
         ("model", "configs.py", "def config_from_json(x):\n    return x\n"),
         ("traces", "replay.py", "def make_adapter(kind, cfg):\n    return None\n"),
+        ("conformance", "judge.py", "class LockstepJudge:\n    def observe(self, event):\n        return []\n"),
     ):
         (root / "kconform" / folder).mkdir(parents=True, exist_ok=True)
         (root / "kconform" / folder / "__init__.py").write_text("")  # a regular package shadows the installed one
@@ -48,4 +52,5 @@ def test_random_only_asks_every_side_for_no_zoo(tmp_path: Path) -> None:
     with_zoo = throughput._child(tree, "replication", 4, 5, "hypothesis", zoo=True)
     without = throughput._child(tree, "replication", 4, 5, "hypothesis", zoo=False)
     assert (with_zoo["events"], without["events"]) == (12, 4)
+    assert (with_zoo["judged"], without["judged"]) == (7, 0)  # the zoo's judged events, counted apart
     assert with_zoo["steps"] == without["steps"] == 20

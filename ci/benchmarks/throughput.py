@@ -63,16 +63,26 @@ if missing:
     sys.exit(f"this revision's run_campaign takes no {', '.join(missing)} argument: "
              f"(asked: engine {sys.argv[5]}, {sys.argv[6]})")
 run_campaign(lambda: make_adapter("reference", cfg), cfg, frozenset(), seed=0, examples=2, steps=steps, **more)
+from kconform.conformance.judge import LockstepJudge
+judged = [0]
+plain = LockstepJudge.observe
+def counted(self, event):
+    judged[0] += 1
+    return plain(self, event)
+LockstepJudge.observe = counted  # every judge of the campaign, zoo scenarios included
 cpu = time.process_time()
 result = run_campaign(
     lambda: make_adapter("reference", cfg), cfg, frozenset(), seed=1, examples=examples, steps=steps, **more
 )
 cpu = time.process_time() - cpu
 print(json.dumps({"runs": result.log.runs, "steps": result.log.steps, "events": sum(result.log.actions.values()),
-                  "seconds": result.seconds, "cpu": cpu, "passed": result.passed}))
+                  "judged": judged[0], "seconds": result.seconds, "cpu": cpu, "passed": result.passed}))
 """
 """The measurement a side's child runs (argv: slice name, examples, steps, config JSON, engine,
-``zoo`` or ``random-only``). It uses only entry points every revision since c2114f8 has, and
+``zoo`` or ``random-only``). ``judged`` counts every event any judge of the measured campaign
+judged (``LockstepJudge.observe``, which every slice's judge inherits since c2114f8), the zoo's
+scenarios included, where ``events`` counts the runs of the machine only; the counting wrapper costs
+both sides one call per event. It uses only entry points every revision since c2114f8 has, and
 exits non-zero naming the argument when the revision's ``run_campaign`` lacks one asked for (the
 walk engine before 2026-11-27), so a side never silently measures something else."""
 
@@ -198,12 +208,15 @@ def compare(
             "CPU s",
             "events/CPU-s",
             "ops/CPU-s",
+            "judged, zoo incl.",
+            "judged/CPU-s",
         )
         for column in columns:
             table.add_column(column, justify="right")
         rates: dict[str, list[float]] = {side: [] for side, _t, _e in sides}
         cpu_rates: dict[str, list[float]] = {side: [] for side, _t, _e in sides}
         op_rates: dict[str, list[float]] = {side: [] for side, _t, _e in sides}
+        judged_rates: dict[str, list[float]] = {side: [] for side, _t, _e in sides}
         for i in range(rounds):
             shift = i % len(sides)
             for side, tree, side_engine in sides[shift:] + sides[:shift]:  # no side always runs first
@@ -211,6 +224,7 @@ def compare(
                 rates[side].append(r["events"] / r["seconds"])
                 cpu_rates[side].append(r["events"] / r["cpu"])
                 op_rates[side].append(r["steps"] / r["cpu"])
+                judged_rates[side].append(r["judged"] / r["cpu"])
                 table.add_row(
                     str(i + 1),
                     side,
@@ -222,6 +236,8 @@ def compare(
                     f"{r['cpu']:.1f}",
                     f"{r['events'] / r['cpu']:.0f}",
                     f"{r['steps'] / r['cpu']:.0f}",
+                    f"{r['judged']:.0f}",
+                    f"{r['judged'] / r['cpu']:.0f}",
                 )
         console.print(table)
     after = "working tree"
@@ -229,13 +245,16 @@ def compare(
         before_w, after_w = statistics.median(rates[rev]), statistics.median(rates[after])
         cpu_before, cpu_after = statistics.median(cpu_rates[rev]), statistics.median(cpu_rates[after])
         ops_before, ops_after = statistics.median(op_rates[rev]), statistics.median(op_rates[after])
+        judged_before, judged_after = statistics.median(judged_rates[rev]), statistics.median(judged_rates[after])
         console.print(
             f"against {rev}: median events/s: before {before_w:.0f}, after {after_w:.0f} "
             f"(after/before {after_w / before_w:.2f}); "
             f"events per CPU-second: before {cpu_before:.0f}, after {cpu_after:.0f} "
             f"(after/before {cpu_after / cpu_before:.2f}); "
             f"operations per CPU-second: before {ops_before:.0f}, after {ops_after:.0f} "
-            f"(after/before {ops_after / ops_before:.2f})"
+            f"(after/before {ops_after / ops_before:.2f}); "
+            f"events judged per CPU-second, the zoo's included: before {judged_before:.0f}, after {judged_after:.0f} "
+            f"(after/before {judged_after / judged_before:.2f})"
         )
     console.print(
         f"machine {platform.machine()}, python {platform.python_version()}, "
