@@ -184,7 +184,7 @@ def test_scores_count_detected_over_non_equivalent() -> None:
     statuses = [runner.KILLED, runner.CRASHED, runner.SURVIVED, runner.EQUIVALENT, runner.UNREACHED]
     outs = [runner.Outcome(m, s, "", 0.0) for m, s in zip(ms, statuses, strict=True)]
     s = runner.score("x", outs)
-    assert (s.detected, s.scored) == (2, 4) and s.percent == 50.0
+    assert (s.detected, s.scored) == (2, 4) and s.percent == 50.0 and s.shown == "50.0"
 
 
 def test_equivalents_file_needs_an_argument(tmp_path: Path) -> None:
@@ -271,3 +271,10 @@ def test_real_mutants_are_classified_through_the_gate() -> None:
     chosen = [by_id[mid] for mid in REAL]
     outcomes = runner.run_all(chosen, examples=examples, seed=7, timeout_s=300, jobs=1, equivalents={}, reached=None)
     assert {o.mutant.mid: o.status for o in outcomes} == REAL, [o.how for o in outcomes]
+
+
+def test_a_score_of_no_mutant_is_shown_as_none_not_a_hundred_percent() -> None:
+    """Nothing scored (every mutant equivalent, or none drawn) is no measurement: a table shows ``-``."""
+    ms = sites(SOURCE, "synthetic")[:1]
+    assert runner.score("none", []).shown == "-"
+    assert runner.score("equivalent only", [runner.Outcome(ms[0], runner.EQUIVALENT, "", 0.0)]).shown == "-"

@@ -97,7 +97,7 @@ def branch_coverage(data_file: Path) -> tuple[list[tuple[str, float, str]], floa
 
 
 def _score_row(table: Table, s: Score) -> None:
-    table.add_row(s.name.removeprefix("kconform."), *(str(s.counts[x]) for x in STATUSES), f"{s.percent:.1f}")
+    table.add_row(s.name.removeprefix("kconform."), *(str(s.counts[x]) for x in STATUSES), s.shown)
 
 
 def _compare_engines(console: Console, by_engine: dict[str, list[Outcome]]) -> None:
@@ -115,7 +115,7 @@ def _compare_engines(console: Console, by_engine: dict[str, list[Outcome]]) -> N
     alls = {engine: score("all of impl/", o) for engine, o in by_engine.items()}
     groups = [(name, {e: rows[e][name] for e in engines}) for name in rows[engines[0]]]
     for label, group in [*groups, ("target code", totals), ("all of impl/", alls)]:
-        table.add_row(label, *[x for e in engines for x in (f"{group[e].percent:.1f}", str(group[e].detected))])
+        table.add_row(label, *[x for e in engines for x in (group[e].shown, str(group[e].detected))])
     console.print(table)
     for i, o in enumerate(first):
         statuses = [by_engine[e][i].status for e in engines]

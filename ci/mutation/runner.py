@@ -255,6 +255,11 @@ class Score:
     def percent(self) -> float:
         return 100.0 * self.detected / self.scored if self.scored else 100.0
 
+    @property
+    def shown(self) -> str:
+        """The score as a table shows it: ``-`` when no mutant was scored (nothing measured is not 100 %)."""
+        return f"{self.percent:.1f}" if self.scored else "-"
+
 
 def score(name: str, outcomes: Iterable[Outcome]) -> Score:
     counts = {s: 0 for s in STATUSES}
