@@ -268,26 +268,7 @@ class Registry(Generic[S, C]):
             return out
         if self.parts is not None:
             return self._check_parts(s, cfg, names, memo, self.parts)
-        by_value = self.same is equal_inputs  # compared inline: a call per invariant costs as much as ==
-        same = self.same
-        get = memo.get
-        for name, check, inputs, _mask in self._states():
-            if names is not None and name not in names:
-                continue
-            if inputs is None:
-                out.extend(check(s, cfg))
-                continue
-            now = inputs(s)
-            last = get(name)
-            if last is not None and last[0] is cfg and (last[1] == now if by_value else same(last[1], now)):
-                if last[2]:
-                    out.extend(last[2])
-                continue
-            found = list(check(s, cfg))
-            memo[name] = (cfg, now, found)
-            if found:
-                out.extend(found)
-        return out
+        return self._memo_loop(s, cfg, names, memo, self._states(), -1, None)
 
     def _check_parts(self, s: S, cfg: C, names: frozenset[str] | None, memo: Memo, parts: Parts[S]) -> list[Violation]:
         """``check_state`` through a memo with ``parts``: the parts that differ from those of the
@@ -308,7 +289,28 @@ class Registry(Generic[S, C]):
                 memo[_WHOLE] = (cfg, (names, s, entries), last[2])
                 return list(last[2])
         memo.pop(_WHOLE, None)  # set again below, once every verdict of this check is in the memo
+        out = self._memo_loop(s, cfg, names, memo, entries, changed, since)
+        memo[_WHOLE] = (cfg, (names, s, entries), list(out))
+        return out
+
+    def _memo_loop(
+        self,
+        s: S,
+        cfg: C,
+        names: frozenset[str] | None,
+        memo: Memo,
+        entries: tuple[_StateEntry[S, C], ...],
+        changed: int,
+        since: frozenset[str] | None,
+    ) -> list[Violation]:
+        """The memo loop of ``check_state``, with or without ``parts``: an invariant that declares its
+        parts (a ``mask``; only with ``parts``) is re-run when one of them is in ``changed`` or it is
+        not among the invariants checked then (``since``; None: every one of ``entries`` was), else
+        keeps its verdict; any other invariant with ``inputs`` is re-run unless they are the same
+        (the registry's ``same``) as at its previous check in ``memo`` under the same config."""
         out: list[Violation] = []
+        by_value = self.same is equal_inputs  # compared inline: a call per invariant costs as much as ==
+        same = self.same
         get = memo.get
         for name, check, inputs, mask in entries:
             if names is not None and name not in names:
@@ -326,16 +328,15 @@ class Registry(Generic[S, C]):
                 out.extend(check(s, cfg))
                 continue
             now = inputs(s)
-            seen = get(name)
-            if seen is not None and seen[0] is cfg and seen[1] == now:
-                if seen[2]:
-                    out.extend(seen[2])
+            last = get(name)
+            if last is not None and last[0] is cfg and (last[1] == now if by_value else same(last[1], now)):
+                if last[2]:
+                    out.extend(last[2])
                 continue
             found = list(check(s, cfg))
             memo[name] = (cfg, now, found)
             if found:
                 out.extend(found)
-        memo[_WHOLE] = (cfg, (names, s, entries), list(out))
         return out
 
     def check_step(self, pre: S, post: S, cfg: C, names: frozenset[str] | None = None) -> list[Violation]:

@@ -181,3 +181,25 @@ def test_parts_see_an_invariant_registered_or_replaced_later() -> None:
     assert [v.invariant for v in reg.check_state(_S(7, 2), cfg, memo=memo)] == ["XSmall", "XYEqual", "XOdd"]
     with pytest.raises(ValueError, match="unknown state part"):
         reg.state("Z", "test", lambda s: (), frozenset({"z"}))
+
+
+@pytest.mark.parametrize("parts", [None, guarantees.Parts(("x", "y"), _changed)])
+def test_the_memo_honours_a_custom_same_with_or_without_parts(parts: guarantees.Parts[_S] | None) -> None:
+    """Both memo paths compare inputs with the registry's ``same``: under ``same_inputs`` an input
+    that is equal as a value but another object (a fresh list here) is not the same, so its
+    invariant is re-run; compared as values it would keep its verdict."""
+    ran: list[str] = []
+    reg: Registry[_S, object] = Registry(same=guarantees.same_inputs, parts=parts)
+
+    @reg.state("XSmall", "test", lambda s: ([s.x],))  # no parts declared: its inputs decide
+    def x_small(s: _S, cfg: object) -> Iterator[Violation]:
+        ran.append("XSmall")
+        if s.x > 5:
+            yield Violation("XSmall", f"x {s.x}")
+
+    cfg, memo = object(), Memo()
+    assert [v.message for v in reg.check_state(_S(7, 0), cfg, memo=memo)] == ["x 7"]
+    assert [v.message for v in reg.check_state(_S(7, 1), cfg, memo=memo)] == ["x 7"]  # y changed, x's list is new
+    assert ran == ["XSmall", "XSmall"]
+    reg.same = guarantees.equal_inputs  # the control: compared as values, the equal list keeps the verdict
+    assert [v.message for v in reg.check_state(_S(7, 2), cfg, memo=memo)] == ["x 7"] and ran == ["XSmall"] * 2
