@@ -43,8 +43,20 @@ def _old_tree(root: Path) -> Path:
 
 def test_an_engine_the_revision_lacks_is_refused_by_name(tmp_path: Path) -> None:
     tree = _old_tree(tmp_path)
-    with pytest.raises(ChildFailed, match="takes no engine argument"):
+    asked = "so it cannot run what was asked: the walk engine"
+    with pytest.raises(ChildFailed, match=f"takes no 'engine' argument, {asked}, with its zoo"):
         throughput._child(tree, "replication", 2, 5, "walk", zoo=True)
+
+
+def test_every_argument_the_revision_lacks_is_named(tmp_path: Path) -> None:
+    tree = _old_tree(tmp_path)
+    hunt = tree / "kconform" / "conformance" / "hunt.py"
+    hunt.write_text(hunt.read_text().replace("steps=50, zoo=True):", "steps=50):\n    zoo = True"))  # no zoo argument
+    asked = "so it cannot run what was asked: the walk engine, random search only \\(no zoo\\)"
+    with pytest.raises(ChildFailed, match=f"takes no 'engine' or 'zoo' argument, {asked}"):
+        throughput._child(tree, "replication", 2, 5, "walk", zoo=False)
+    with_zoo = throughput._child(tree, "replication", 4, 5, "hypothesis", zoo=True)  # the near miss: none lacking
+    assert with_zoo["judged"] == 7
 
 
 def test_random_only_asks_every_side_for_no_zoo(tmp_path: Path) -> None:

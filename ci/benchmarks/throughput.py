@@ -60,8 +60,9 @@ if sys.argv[6] == "random-only":
     more["zoo"] = False
 missing = sorted(set(more) - set(accepted))
 if missing:
-    sys.exit(f"this revision's run_campaign takes no {', '.join(missing)} argument: "
-             f"(asked: engine {sys.argv[5]}, {sys.argv[6]})")
+    asked = "random search only (no zoo)" if sys.argv[6] == "random-only" else "with its zoo"
+    sys.exit(f"this revision's run_campaign takes no {' or '.join(map(repr, missing))} argument, "
+             f"so it cannot run what was asked: the {sys.argv[5]} engine, {asked}")
 run_campaign(lambda: make_adapter("reference", cfg), cfg, frozenset(), seed=0, examples=2, steps=steps, **more)
 from kconform.conformance.judge import LockstepJudge
 judged = [0]
