@@ -21,13 +21,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from kconform.ci.exitcodes import EXIT_PASS, EXIT_VIOLATION
+from kconform.ci.exitcodes import EXIT_PASS
+from kconform.ci.explore import write_violation
 from kconform.ci.options import DEFAULT_OUT_DIR
 from kconform.conformance.registry import for_config, search_of
 from kconform.conformance.slice import ModelSearch
 from kconform.model.actions import SearchBounds
 from kconform.model.configs import AnyConfig
-from kconform.traces.counterexample import write_counterexample
 
 INDUCTION_SLOTS = 4
 """Partition epochs 0..3 in the induction checks (the bounded system they are proofs for)."""
@@ -104,18 +104,13 @@ def run_bmc(options: BmcOptions, console: Console | None = None) -> int:
         f"(every shorter length UNSAT), {result.seconds:.2f} s in all: {escape(v.message)}",
         soft_wrap=True,
     )
-    console.print("the run from the booted cluster (broker 0 leading epoch 0):")
-    for i, label in enumerate(v.path, start=1):
-        console.print(f"  {i:>3}. {escape(label)}")
-    cx = search.counterexample(cfg, bounds, v, options.invariants)
-    path = counterexample_path(options)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_counterexample(path, cx)
-    console.print(
-        f"counterexample written to {escape(str(path))}; replay with: kconform replay {escape(str(path))} --model-only",
-        soft_wrap=True,
+    return write_violation(
+        console,
+        "the run from the booted cluster (broker 0 leading epoch 0):",
+        v.path,
+        lambda: search.counterexample(cfg, bounds, v, options.invariants),
+        counterexample_path(options),
     )
-    return EXIT_VIOLATION
 
 
 def strengthen(cfg: AnyConfig, bounds: SearchBounds, name: str) -> list[Any]:

@@ -10,6 +10,7 @@ by ``kconform replay FILE --model-only``) and exits 1; no violation within the b
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +61,25 @@ def run_explore(options: ExploreOptions, console: Console | None = None) -> int:
         f"[bold red]invariant-violation[/bold red] {v.invariant} at depth {v.depth}: {escape(v.message)}",
         soft_wrap=True,
     )
-    console.print("shortest path from the booted cluster (broker 0 leading epoch 0):")
-    for i, label in enumerate(v.path, start=1):
+    return write_violation(
+        console,
+        "shortest path from the booted cluster (broker 0 leading epoch 0):",
+        v.path,
+        lambda: search.counterexample(cfg, bounds, v, options.invariants),
+        counterexample_path(options),
+    )
+
+
+def write_violation(console: Console, heading: str, labels: Sequence[str], cx: Callable[[], Any], path: Path) -> int:
+    """The end of a model search that found a violation (``kconform explore`` and ``kconform bmc``):
+    ``heading``, the run's actions one numbered line each, then the counterexample ``cx()`` written
+    to ``path`` (its folder made) and the command that replays it; EXIT_VIOLATION."""
+    console.print(heading)
+    for i, label in enumerate(labels, start=1):
         console.print(f"  {i:>3}. {escape(label)}")
-    cx = search.counterexample(cfg, bounds, v, options.invariants)
-    path = counterexample_path(options)
+    made = cx()
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_counterexample(path, cx)
+    write_counterexample(path, made)
     console.print(
         f"counterexample written to {escape(str(path))}; replay with: kconform replay {escape(str(path))} --model-only",
         soft_wrap=True,
