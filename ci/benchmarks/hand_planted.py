@@ -17,21 +17,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
 from kconform.ci.exitcodes import EXIT_ERROR
-from kconform.ci.mutation.planted import Plant, plant
+from kconform.ci.mutation import census
+from kconform.ci.mutation.planted import Plant
 
 R = "kconform.impl.replication"
 F = "kconform.impl.fetch.broker"
@@ -402,39 +397,14 @@ GATE_SETTINGS: dict[str, tuple[str, ...]] = {
 the replication configuration of ``--slice all`` (the README's command: conformance.replication.slice
 .GATE_CONFIG, spelled as ``--set``), and ``--slice fetch``."""
 CONFIGS = {"replication": ("replication", "all"), "fetch": ("fetch",)}
-CHILD_CRASHED = 3
-"""The child's exit code when planting or the gate raised (Python's own is 1, the gate's finding)."""
 
 
 def child(name: str, gate: str, examples: int, seed: int, out: str) -> int:
     """Plant ``name`` in this process and run ``gate`` (a key of GATE_SETTINGS); the gate's exit code."""
-    from kconform.ci.cli import main as cli
-
     p = BY_NAME[name]
     argv = ["gate", "--slice", p.slice, "--examples", str(examples), "--seed", str(seed)]
     argv += [arg for setting in GATE_SETTINGS[gate] for arg in ("--set", setting)]
-    try:
-        plant(p)
-        return cli([*argv, "--jobs", "1", "--no-progress", "--out", out])
-    except Exception as exc:
-        print(f"hand_planted: {name}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return CHILD_CRASHED
-
-
-def run_one(p: Plant, gate: str, examples: int, seed: int, timeout: float) -> tuple[str, float]:
-    """(verdict, seconds) of one plant under one gate, in a child process."""
-    start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="kconform-plant-") as out:
-        cmd = [sys.executable, "-m", MODULE, "--child", p.name, "--gate", gate]
-        cmd += ["--examples", str(examples), "--seed", str(seed)]
-        try:
-            rc = subprocess.run(
-                [*cmd, "--out", out], capture_output=True, timeout=timeout, check=False
-            ).returncode  # the child's process ends with the run: nothing left behind
-        except subprocess.TimeoutExpired:
-            return "timeout", time.monotonic() - start
-    verdict = {0: "survived", 1: "killed"}.get(rc, f"error (exit {rc})")
-    return verdict, time.monotonic() - start
+    return census.gate_child("hand_planted", p, argv, out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -463,7 +433,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, dict[str, dict[str, object]]] = {}
     for p in chosen:
         for gate in (g for g in CONFIGS[p.slice] if g in args.gates):
-            verdict, seconds = run_one(p, gate, args.examples, args.seed, args.timeout)
+            verdict, seconds = census.run_one(MODULE, p, gate, args.examples, args.seed, args.timeout)
             shown = f"{verdict} (equivalent)" if p.equivalent else verdict
             table.add_row(p.name, p.slice, gate, shown, f"{seconds:.1f}")
             results.setdefault(p.name, {})[gate] = {"verdict": verdict, "seconds": round(seconds, 1)}
@@ -475,14 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not under:
             continue
         killed = [p for p in under if results[p.name][gate]["verdict"] == "killed"]
-        console.print(f"gate {gate}: killed {len(killed)} / {len(under)} non-equivalent plants")
-        for p in under:
-            if p not in killed:
-                console.print(f"  not killed: {p.name}: {p.what}")
-    console.print(
-        f"{len(chosen) - len(counted)} argued equivalent; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
-        f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()}"
-    )
+        census.print_score(console, under, killed, before=f"gate {gate}: ")
+    console.print(f"{len(chosen) - len(counted)} argued equivalent; {census.machine()}")
     if args.out:
         args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return 0

@@ -20,21 +20,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
-import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
 from kconform.ci.exitcodes import EXIT_ERROR
-from kconform.ci.mutation.planted import Plant, plant
+from kconform.ci.mutation import census
+from kconform.ci.mutation.planted import Plant
 
 MODULE = "kconform.ci.benchmarks.hand_planted_txn"
 GATES: dict[str, tuple[str, ...]] = {
@@ -42,8 +37,6 @@ GATES: dict[str, tuple[str, ...]] = {
     "txn-tv2": ("transaction_version=2", "fetch_max_wait_ms=5000"),
 }
 """The exactly-once configurations of ``--slice all`` (conformance.txn.slice.GATE_CONFIGS), as ``--set``."""
-CHILD_CRASHED = 3
-"""The child's exit code when planting or the gate raised (the gate's own are 0, 1 and 2)."""
 
 PLANTS: tuple[Plant, ...] = (
     Plant(
@@ -627,29 +620,9 @@ BY_NAME = {p.name: p for p in PLANTS}
 
 def child(name: str, gate: str, examples: int, seed: int, out: str) -> int:
     """Plant ``name`` in this process and run the txn gate under ``gate``; the gate's exit code."""
-    from kconform.ci.cli import main as cli
-
     argv = ["gate", "--slice", "txn", "--examples", str(examples), "--seed", str(seed)]
     argv += [arg for setting in GATES[gate] for arg in ("--set", setting)]
-    try:
-        plant(BY_NAME[name])
-        return cli([*argv, "--jobs", "1", "--no-progress", "--out", out])
-    except Exception as exc:
-        print(f"hand_planted_txn: {name}: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return CHILD_CRASHED
-
-
-def run_one(p: Plant, gate: str, examples: int, seed: int, timeout: float) -> tuple[str, float]:
-    """(verdict, seconds) of one plant under one configuration, in a child process."""
-    start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="kconform-plant-") as out:
-        cmd = [sys.executable, "-m", MODULE, "--child", p.name, "--gate", gate]
-        cmd += ["--examples", str(examples), "--seed", str(seed), "--out", out]
-        try:
-            rc = subprocess.run(cmd, capture_output=True, timeout=timeout, check=False).returncode
-        except subprocess.TimeoutExpired:  # subprocess.run kills the child
-            return "timeout", time.monotonic() - start
-    return {0: "survived", 1: "killed"}.get(rc, f"error (exit {rc})"), time.monotonic() - start
+    return census.gate_child("hand_planted_txn", BY_NAME[name], argv, out)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -678,7 +651,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         row: dict[str, str] = {}
         seconds = 0.0
         for gate in GATES:  # stop at the first configuration that kills it
-            verdict, took = run_one(p, gate, args.examples, args.seed, args.timeout)
+            verdict, took = census.run_one(MODULE, p, gate, args.examples, args.seed, args.timeout)
             row[gate], seconds = verdict, seconds + took
             if verdict == "killed":
                 break
@@ -687,13 +660,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     console.print(table)
     counted = [p for p in chosen if not p.equivalent]
     killed = [p for p in counted if "killed" in results[p.name].values()]
-    console.print(f"killed {len(killed)} / {len(counted)} non-equivalent plants ({len(chosen) - len(counted)} argued)")
-    for p in counted:
-        if p not in killed:
-            console.print(f"  not killed: {p.name}: {p.what}")
-    console.print(
-        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()}"
-    )
+    census.print_score(console, counted, killed, after=f" ({len(chosen) - len(counted)} argued)")
+    console.print(census.machine())
     if args.out:
         args.out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return 0
