@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS
+from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, user_error
 
 
 def add_parser(commands: Any) -> None:
@@ -33,16 +33,11 @@ def add_parser(commands: Any) -> None:
     conv.set_defaults(handler=cmd_convert)
 
 
-def _error(message: str) -> int:
-    print(f"kconform: error: {message}", file=sys.stderr)
-    return EXIT_ERROR
-
-
 def cmd_convert(args: argparse.Namespace) -> int:
     from kconform.traces.corpus import MANIFEST
 
     if not 1 <= args.buckets <= 1024:
-        return _error(f"--buckets must be between 1 and 1024, got {args.buckets}")
+        return user_error(f"--buckets must be between 1 and 1024, got {args.buckets}")
     sources: list[Path] = args.src
     if len(sources) == 1 and (sources[0] / MANIFEST).exists():
         return _to_jsonl(sources[0], args.dst)
@@ -50,7 +45,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
     for src in sources:
         files.extend(sorted(src.glob("*.jsonl")) if src.is_dir() else [src])
     if not files:
-        return _error(f"no .jsonl files in {', '.join(map(str, sources))}")
+        return user_error(f"no .jsonl files in {', '.join(map(str, sources))}")
     return _to_parquet(files, args.dst, args.buckets)
 
 
@@ -62,14 +57,14 @@ def _to_jsonl(src: Path, dst: Path) -> int:
     try:
         manifest = read_manifest(src)
     except CorpusError as e:
-        return _error(str(e))
+        return user_error(str(e))
     if dst.exists() and not dst.is_dir():
-        return _error(f"{dst}: exists and is not a directory")
+        return user_error(f"{dst}: exists and is not a directory")
     _good, problems = validate_corpus(src, manifest)
     if problems:
         for problem in problems:
             print(f"kconform: error: {problem}", file=sys.stderr)
-        return _error(f"{src}: refused ({len(problems)} problem(s)); nothing was converted")
+        return user_error(f"{src}: refused ({len(problems)} problem(s)); nothing was converted")
     dst.mkdir(parents=True, exist_ok=True)
     report = ReadReport()
     for meta, cx in read_traces(src, manifest, report):
@@ -91,7 +86,7 @@ def _to_parquet(files: list[Path], dst: Path, buckets: int) -> int:
     from kconform.traces.counterexample import TraceFileError, read_counterexample
 
     if dst.exists() and (not dst.is_dir() or (any(dst.iterdir()) and not (dst / MANIFEST).exists())):
-        return _error(f"{dst}: exists and is not an empty directory or a corpus")
+        return user_error(f"{dst}: exists and is not an empty directory or a corpus")
     traces = []
     failed = []
     for path in files:

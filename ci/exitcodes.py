@@ -6,6 +6,8 @@ could not decide (bad input, a crash of kconform itself), so it must never be re
 
 from __future__ import annotations
 
+import sys
+
 EXIT_PASS = 0
 """Valid: every check ran and the implementation conformed (and, with --self-check, every mutant
 was caught)."""
@@ -31,3 +33,10 @@ EXIT_UNKNOWN = 3
 """Unknown verdict of ``kconform probe``: the history was read and judged, no forbidden anomaly was
 found, but too little was observed to call it valid (e.g. no read covered any acknowledged write).
 Distinct from EXIT_ERROR (the input could not be judged) and never a pass (docs/probe.md)."""
+
+
+def user_error(message: str) -> int:
+    """Report a problem with what the user gave a command as the one line every command prints for
+    it (``kconform: error: MESSAGE`` on standard error) and return EXIT_ERROR, the exit code."""
+    print(f"kconform: error: {message}", file=sys.stderr)
+    return EXIT_ERROR

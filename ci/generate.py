@@ -10,11 +10,10 @@ Exit 0 when written, 2 on bad arguments.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS
+from kconform.ci.exitcodes import EXIT_PASS, user_error
 from kconform.conformance import registry
 from kconform.model.configs import TXN
 
@@ -62,7 +61,7 @@ def add_parser(commands: Any, add_config_arguments: Any, load_config: Any) -> No
 
 def _handle(args: argparse.Namespace, load_config: Any) -> int:
     if args.transaction_version is not None and args.slice != TXN:
-        return _error("--transaction-version needs --slice txn")
+        return user_error("--transaction-version needs --slice txn")
     return cmd_generate(args, load_config(args.config, slice_settings(args)))
 
 
@@ -92,11 +91,6 @@ MAX_WORKERS = 64
 MAX_TRACE_EVENTS = 10**8
 
 
-def _error(message: str) -> int:
-    print(f"kconform: error: {message}", file=sys.stderr)
-    return EXIT_ERROR
-
-
 def cmd_generate(args: argparse.Namespace, config: Any) -> int:
     from rich.console import Console
     from rich.progress import (
@@ -112,13 +106,13 @@ def cmd_generate(args: argparse.Namespace, config: Any) -> int:
     from kconform.traces.generate import DEFAULT_TRACE_EVENTS, Plan, generate
 
     if args.events < 1 or args.workers < 1 or (args.trace_events is not None and args.trace_events < 1):
-        return _error("--events, --workers and --trace-events must be positive integers")
+        return user_error("--events, --workers and --trace-events must be positive integers")
     bounds = (("--events", args.events, MAX_EVENTS), ("--workers", args.workers, MAX_WORKERS))
     for flag, value, most in (*bounds, ("--trace-events", args.trace_events or 1, MAX_TRACE_EVENTS)):
         if value > most:
-            return _error(f"{flag} {value}: at most {most:,}")
+            return user_error(f"{flag} {value}: at most {most:,}")
     if not -(2**63) <= args.seed < 2**63:
-        return _error(f"--seed {args.seed}: a corpus seed is an int64")
+        return user_error(f"--seed {args.seed}: a corpus seed is an int64")
     try:
         plan = Plan(
             events=args.events,
@@ -129,7 +123,7 @@ def cmd_generate(args: argparse.Namespace, config: Any) -> int:
         )
         plan.planted()
     except ValueError as e:
-        return _error(str(e))
+        return user_error(str(e))
     console = Console()
     columns = (
         TextColumn("generating"),
@@ -144,7 +138,7 @@ def cmd_generate(args: argparse.Namespace, config: Any) -> int:
         try:
             result = generate(args.out, plan, args.workers, lambda n: progress.advance(task, n))
         except FileExistsError as e:
-            return _error(str(e))
+            return user_error(str(e))
     m = result.manifest
     console.print(
         f"wrote {m.events:,} {slice_of(config)} events in {len(m.traces):,} traces ({len(m.buckets)} buckets) "

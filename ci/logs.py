@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
+from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION, user_error
 from kconform.ci.junit import JUnitCase, write_junit
 
 DEFAULT_OUT = Path("kconform-logs")
@@ -80,11 +80,6 @@ def add_parser(commands: Any) -> None:
     ingest.set_defaults(handler=cmd_ingest)
 
 
-def _error(message: str) -> int:
-    print(f"kconform: error: {message}", file=sys.stderr)
-    return EXIT_ERROR
-
-
 def junit_cases(run: Any) -> list[JUnitCase]:
     """One JUnit case per check: failed when violated, skipped when not observed."""
     from kconform.traces.logs.checks import NOT_OBSERVED
@@ -124,13 +119,13 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     unknown = [n for n in args.checks if n not in check_names()]
     if unknown:
-        return _error(f"unknown check(s) {', '.join(unknown)}; known: {', '.join(check_names())}")
+        return user_error(f"unknown check(s) {', '.join(unknown)}; known: {', '.join(check_names())}")
     if args.max_txn_timeout_ms is not None and args.max_txn_timeout_ms <= 0:
-        return _error("--max-txn-timeout-ms must be positive")
+        return user_error("--max-txn-timeout-ms must be positive")
     try:
         args.out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        return _error(f"--out {args.out}: {e.strerror or e}")
+        return user_error(f"--out {args.out}: {e.strerror or e}")
     try:
         run = check_paths(
             args.paths,
@@ -139,11 +134,11 @@ def cmd_check(args: argparse.Namespace) -> int:
             only=args.checks,
         )
     except InputError as e:
-        return _error(str(e))
+        return user_error(str(e))
     try:
         excerpts = write_excerpts(run.checks, args.out / "excerpts")
     except (InputError, OSError) as e:
-        return _error(f"writing excerpts under {args.out / 'excerpts'}: {e}")
+        return user_error(f"writing excerpts under {args.out / 'excerpts'}: {e}")
     console = Console()
     console.print(input_table(run))
     console.print(summary_table(run))
@@ -163,7 +158,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         try:
             write_junit(args.junit, "kconform logs check", junit_cases(run))
         except OSError as e:
-            return _error(f"--junit {args.junit}: {e.strerror or e}")
+            return user_error(f"--junit {args.junit}: {e.strerror or e}")
     stats = run.stats
     if stats.problem_count:
         shown = stats.problems[:10]
@@ -175,12 +170,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     if stats.unreadable:
         for message in stats.unreadable[:10]:
             print(f"error: {message}", file=sys.stderr)
-        _error(
+        user_error(
             f"{len(stats.unreadable)} input file(s) could not be read to their end (first: {stats.unreadable[0]}); "
             "no verdict (the report holds what was read)"
         )
     elif run.input_error:
-        _error(
+        user_error(
             f"{stats.problem_count} known line(s) did not parse (first: "
             f"{stats.problems[0].file}:{stats.problems[0].line}); "
             "no verdict (use --lenient to count them as warnings)"
@@ -203,16 +198,18 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     try:
         summary = write_corpus(args.paths, args.out, lenient=args.lenient)
     except (InputError, IngestError) as e:
-        return _error(str(e))
+        return user_error(str(e))
     print(f"wrote {summary.rows:,} observations from {summary.lines:,} lines to {args.out}")
     if summary.problems and not args.lenient:
-        return _error(f"{summary.problems} known line(s) did not parse (first: {summary.first_problem}); use --lenient")
+        return user_error(
+            f"{summary.problems} known line(s) did not parse (first: {summary.first_problem}); use --lenient"
+        )
     if args.engine == "none":
         return EXIT_PASS
     try:
         result = check_corpus(args.out, engine=args.engine, master=args.master)
     except IngestError as e:
-        return _error(str(e))
+        return user_error(str(e))
     for name, status, judged, findings in result.rows():
         print(f"{name:48} {status:13} judged={judged:<8} findings={findings}")
     return EXIT_VIOLATION if result.violations else EXIT_PASS

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kconform.ci.exitcodes import EXIT_ERROR
+from kconform.ci.exitcodes import user_error
 
 DEFAULT_OUT = Path("kconform-mine")
 
@@ -80,11 +80,6 @@ def engine_failure(engine: str, exc: BaseException) -> str:
     return f"{engine} failed{where}: {type(exc).__name__}: {first}"
 
 
-def _error(message: str) -> int:
-    print(f"kconform: error: {message}", file=sys.stderr)
-    return EXIT_ERROR
-
-
 def selection_problem(selected: list[str], manifest: Any) -> str | None:
     """Why an ``--invariant`` selection would check nothing in this corpus (None: it fits).
 
@@ -121,25 +116,25 @@ def cmd_mine(args: argparse.Namespace) -> int:
 
     unknown = [n for n in args.invariants if n not in INVARIANTS]
     if unknown:
-        return _error(f"unknown invariant {unknown[0]!r}; known invariants: {', '.join(INVARIANTS)}")
+        return user_error(f"unknown invariant {unknown[0]!r}; known invariants: {', '.join(INVARIANTS)}")
     if args.excerpts < 0:
-        return _error("--excerpts must be >= 0")
+        return user_error("--excerpts must be >= 0")
     malformed = [c for c in args.spark_conf if "=" not in c or not c.partition("=")[0].strip()]
     if malformed:
-        return _error(f"--conf {malformed[0]!r}: expected KEY=VALUE")
+        return user_error(f"--conf {malformed[0]!r}: expected KEY=VALUE")
     spark_conf = {key.strip(): value for key, _, value in (c.partition("=") for c in args.spark_conf)}
     if args.out.exists() and not args.out.is_dir():
-        return _error(f"--out {args.out}: exists and is not a directory")
+        return user_error(f"--out {args.out}: exists and is not a directory")
     try:
         manifest = read_manifest(args.corpus)
     except CorpusError as e:
-        return _error(str(e))
+        return user_error(str(e))
     unfit = selection_problem(args.invariants, manifest)
     if unfit:
-        return _error(f"{args.corpus}: {unfit}")
+        return user_error(f"{args.corpus}: {unfit}")
     waiting = [t.trace for t in manifest.traces if getattr(t.configuration(), "delayed_fetch", False)]
     if waiting:
-        return _error(
+        return user_error(
             f"{args.corpus}: trace {waiting[0]} (and {len(waiting) - 1} more) was generated with waiting fetches "
             "(replica_fetch_wait_max_ms / fetch_max_wait_ms > 0); the miner does not read delayed-fetch events yet "
             "(docs/traces.md): check it with the oracle. Nothing was mined"
@@ -151,7 +146,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
         for error in errors:
             print(f"kconform: error: {error}", file=sys.stderr)
         bad = len(set(manifest.buckets) - set(good))
-        return _error(
+        return user_error(
             f"{args.corpus}: refused before mining ({len(errors)} problem(s), {bad} of {len(manifest.buckets)} "
             f"bucket(s); checked in {time.perf_counter() - started:.1f} s): nothing was mined"
         )
@@ -181,7 +176,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
                 out = args.out / "violations.parquet"
                 result = engine.run_spark(spark, args.corpus, manifest, good, names, out=out, validated=True)
         except Exception as e:  # an engine failure the checks above could not foresee: one line, exit 2
-            return _error(engine_failure(args.engine, e))
+            return user_error(engine_failure(args.engine, e))
     if args.engine == "duckdb":
         import pyarrow.parquet as pq
 

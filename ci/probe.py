@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_UNKNOWN, EXIT_VIOLATION
+from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_UNKNOWN, EXIT_VIOLATION, user_error
 
 DEFAULT_OUT = Path("kconform-probe")
 
@@ -81,23 +81,18 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     return probe
 
 
-def _error(message: str) -> int:
-    print(f"kconform: error: {message}", file=sys.stderr)
-    return EXIT_ERROR
-
-
 def cmd_probe(args: argparse.Namespace) -> int:
     live = args.target is not None or args.bootstrap_server is not None
     if args.check is not None and live:
-        return _error("--check judges a stored history: give it without --target / --bootstrap-server")
+        return user_error("--check judges a stored history: give it without --target / --bootstrap-server")
     if args.check is None and not live:
-        return _error("nothing to do: give --check HISTORY (or a live run's --bootstrap-server / --target)")
+        return user_error("nothing to do: give --check HISTORY (or a live run's --bootstrap-server / --target)")
     if args.keep < 1:
-        return _error(f"--keep: expected a positive integer, got {args.keep}")
+        return user_error(f"--keep: expected a positive integer, got {args.keep}")
     if args.junit is not None and (args.junit.is_dir() or not args.junit.parent.is_dir()):
-        return _error(f"--junit {args.junit}: give a file in an existing directory")
+        return user_error(f"--junit {args.junit}: give a file in an existing directory")
     if args.out.exists() and not args.out.is_dir():
-        return _error(f"--out {args.out}: exists and is not a directory")
+        return user_error(f"--out {args.out}: exists and is not a directory")
     if live:
         return run_and_check(args)
     return check_and_report(args.check, args.out, args.junit, args.keep)
@@ -111,11 +106,11 @@ def run_and_check(args: argparse.Namespace) -> int:
     from kconform.conformance.probe.runner import ProbeError, ProbeOptions, run_probe
 
     if args.target is not None and args.bootstrap_server is not None:
-        return _error("give one of --target and --bootstrap-server")
+        return user_error("give one of --target and --bootstrap-server")
     if args.ops is not None and args.ops < 1:
-        return _error(f"--ops: expected a positive integer, got {args.ops}")
+        return user_error(f"--ops: expected a positive integer, got {args.ops}")
     if args.seconds is not None and not 0 < args.seconds <= 86_400:
-        return _error(f"--seconds: expected a positive number of seconds, got {args.seconds}")
+        return user_error(f"--seconds: expected a positive number of seconds, got {args.seconds}")
     options = ProbeOptions(
         target=args.target,
         bootstrap_server=args.bootstrap_server,
@@ -130,7 +125,7 @@ def run_and_check(args: argparse.Namespace) -> int:
     try:
         run = run_probe(options)
     except ProbeError as e:
-        return _error(str(e))
+        return user_error(str(e))
     except Interrupted as e:
         print(f"kconform: interrupted ({e}): every process of the run was stopped; no verdict", file=sys.stderr)
         return EXIT_ERROR
@@ -157,7 +152,7 @@ def check_and_report(history: Path, out: Path, junit: Path | None, keep: int = 2
     try:
         result = check_history(history, keep=keep)
     except (HistoryError, CheckInputError) as e:
-        return _error(f"{history}: {e}" if isinstance(e, CheckInputError) else str(e))
+        return user_error(f"{history}: {e}" if isinstance(e, CheckInputError) else str(e))
     seconds = time.monotonic() - started
     console = Console()
     for warning in result.warnings:

@@ -14,11 +14,10 @@ import asyncio
 import contextlib
 import json
 import signal
-import sys
 from pathlib import Path
 from typing import Any
 
-from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION
+from kconform.ci.exitcodes import EXIT_ERROR, EXIT_PASS, EXIT_VIOLATION, user_error
 
 DEFAULT_OUT = Path("kconform-serve")
 MAX_SECONDS = 7 * 24 * 3600
@@ -61,11 +60,6 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     return serve
 
 
-def _error(message: str) -> int:
-    print(f"kconform: error: {message}", file=sys.stderr)
-    return EXIT_ERROR
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
     from kconform.conformance.serve.cluster import ServedCluster, served_config
     from kconform.conformance.serve.faults import ScheduleError, load_schedule
@@ -73,24 +67,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from kconform.model.config import ConfigError
 
     if args.slice != "txn":
-        return _error(
+        return user_error(
             f"--slice {args.slice}: only the txn slice is served "
             "(its reference has producer ids, transactions and groups)"
         )
     if args.port and len(args.port) != args.brokers:
-        return _error(f"--port given {len(args.port)} time(s) for {args.brokers} broker(s)")
+        return user_error(f"--port given {len(args.port)} time(s) for {args.brokers} broker(s)")
     if args.seconds is not None and not 0 < args.seconds <= MAX_SECONDS:
-        return _error(f"--seconds must be in (0, {MAX_SECONDS}]")
+        return user_error(f"--seconds must be in (0, {MAX_SECONDS}]")
     if not 1 <= args.partitions <= 8:
-        return _error("--partitions must be 1..8 (the served configuration has 8 data partitions)")
+        return user_error("--partitions must be 1..8 (the served configuration has 8 data partitions)")
     try:
         cfg = served_config(args.brokers)
         mutants = check_mutants(args.mutants, "txn")
         faults = load_schedule(args.faults, args.brokers) if args.faults is not None else []
     except (ConfigError, ValueError) as exc:
-        return _error(str(exc))
+        return user_error(str(exc))
     except ScheduleError as exc:
-        return _error(str(exc))
+        return user_error(str(exc))
     return run_server(args, ServedCluster(cfg, mutants, args.seed), faults)
 
 
@@ -103,7 +97,7 @@ def run_server(args: argparse.Namespace, cluster: Any, faults: list[Any]) -> int
     try:
         asyncio.run(_serve(server, args))
     except OSError as exc:
-        return _error(f"cannot listen: {exc}")
+        return user_error(f"cannot listen: {exc}")
     finally:
         trace = cluster.write_trace(args.out / "served.jsonl")
     stats = server.stats
