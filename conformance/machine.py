@@ -28,12 +28,10 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from kconform.conformance.adapter import Adapter, AdapterError
 from kconform.conformance.judge import Finding
 from kconform.conformance.runner import ADAPTER_TIMEOUT_S, LockstepRun
+from kconform.conformance.step_sizes import RUN_MS as RUN_MS
+from kconform.conformance.step_sizes import STEP_MS as STEP_MS
 from kconform.traces import operations as ops
 
-STEP_MS = (100, 500, 1_000)
-"""Small clock steps: fetcher backoffs, checkpoints and metadata refreshes fire; always on."""
-RUN_MS = (300, 1_000, 3_000)
-"""Healthy-network stretches: every message delivered, timers firing; progress in one step."""
 MESSAGE_INDEX = st.integers(0, 16)
 """The message in flight a Deliver / Drop / Duplicate addresses (modulo the queue length)."""
 

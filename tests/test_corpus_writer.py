@@ -1,6 +1,7 @@
 """The corpus writer's columns (traces.arrow_build, traces.corpus.TableBuilder): the arrays built
 from buffers equal ``pa.array``'s, rows come out in the order added, where the builder flushes
-changes no byte, rows out of order are refused, and writing a corpus never imports pandas."""
+changes no byte, rows out of order are refused, and writing a corpus never imports pandas (nor
+pyarrow.compute: tests/test_generation_imports.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -54,6 +56,20 @@ def test_each_column_type_is_built_as_pa_array_builds_it(typ: str) -> None:
     mask = bytearray([1, 1, 0, 1])
     dense = [v if m else arrow_build.empty(arrow) for v, m in zip(held, mask, strict=True)]
     built = build(dense, arrow_build.validity(mask))
+    built.validate(full=True)
+    assert built.equals(pa.array([v if m else None for v, m in zip(plain, mask, strict=True)], arrow))
+
+
+@pytest.mark.parametrize("typ", sorted({c.type for c in columns()}))
+def test_each_column_type_is_placed_as_pa_array_builds_it(typ: str) -> None:
+    """A placed builder puts the values given (here in reverse) in the rows the placement names,
+    null in the others: the same array as ``pa.array`` of the rows in order."""
+    arrow = arrow_type(typ)
+    held, plain = _samples(typ)
+    mask = np.array([True, True, False, True])
+    given = [held[3], held[1], held[0]]  # the rows that have a value, in another order
+    at = arrow_build.Placement(np.array([2, 1, 0]), mask, arrow_build.validity(bytearray(mask.astype(np.uint8))))
+    built = arrow_build.placed(arrow)(given, at)
     built.validate(full=True)
     assert built.equals(pa.array([v if m else None for v, m in zip(plain, mask, strict=True)], arrow))
 

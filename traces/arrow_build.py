@@ -8,17 +8,22 @@ writes corpora never imports pandas.
 
 Every builder takes a dense list (one value per row, any placeholder in a null row) and an
 optional validity bitmap (``validity(mask)``; None: no nulls). Values of the wrong type raise
-TypeError or OverflowError, as ``pa.array`` would.
+TypeError or OverflowError, as ``pa.array`` would. A ``placed`` builder makes the same array from
+the values of the rows that have one only, given where they go (``Placement``): the corpus writer's
+columns, without an Arrow ``take``, so a process that only writes corpora never imports
+``pyarrow.compute`` either (0.03 CPU-s).
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import accumulate, chain
 from operator import attrgetter
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 Builder = Callable[[Sequence[Any], pa.Buffer | None], pa.Array]
@@ -27,10 +32,12 @@ Builder = Callable[[Sequence[Any], pa.Buffer | None], pa.Array]
 
 def validity(mask: bytes | bytearray) -> pa.Buffer:
     """The Arrow validity bitmap of a 0/1 byte per row (1: the row has a value)."""
-    flags = pa.Array.from_buffers(pa.int8(), len(mask), [None, pa.py_buffer(mask)])
-    buffer = flags.cast(pa.bool_()).buffers()[1]
-    assert buffer is not None
-    return buffer
+    return _bits(np.frombuffer(mask, dtype=np.uint8))
+
+
+def _bits(flags: np.ndarray[Any, Any]) -> pa.Buffer:
+    """An Arrow bitmap (least significant bit first) of one flag per row (non-zero: set)."""
+    return pa.py_buffer(np.packbits(flags, bitorder="little"))
 
 
 def int64s(values: Sequence[int], valid: pa.Buffer | None = None) -> pa.Array:
@@ -40,8 +47,8 @@ def int64s(values: Sequence[int], valid: pa.Buffer | None = None) -> pa.Array:
 
 def bools(values: Sequence[bool], valid: pa.Buffer | None = None) -> pa.Array:
     """A bool array."""
-    flags = pa.Array.from_buffers(pa.int8(), len(values), [valid, pa.py_buffer(array("b", values))])
-    return flags.cast(pa.bool_())
+    flags = np.frombuffer(array("b", values), dtype=np.uint8)
+    return pa.Array.from_buffers(pa.bool_(), len(values), [valid, _bits(flags)])
 
 
 def strings(values: Sequence[str], valid: pa.Buffer | None = None) -> pa.Array:
@@ -105,3 +112,81 @@ def empty(typ: pa.DataType) -> Any:
     if typ == pa.string():
         return ""
     return ()
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the values of a column whose rows do not all have one go: ``order[j]`` is the index,
+    in the list of values given, of the ``j``-th row (in row order) that has a value; ``mask`` is
+    True in those rows, ``valid`` the validity bitmap of ``mask``."""
+
+    order: np.ndarray[Any, Any]
+    mask: np.ndarray[Any, Any]
+    valid: pa.Buffer
+
+    @property
+    def rows(self) -> int:
+        return len(self.mask)
+
+
+Placed = Callable[[list[Any], Placement], pa.Array]
+"""(values, where they go) -> an array of one type, null in the rows without a value."""
+
+
+def _placed_int64s(values: list[int], at: Placement) -> pa.Array:
+    dense = np.zeros(at.rows, dtype=np.int64)
+    dense[at.mask] = np.frombuffer(array("q", values), dtype=np.int64)[at.order]
+    return pa.Array.from_buffers(pa.int64(), at.rows, [at.valid, pa.py_buffer(dense)])
+
+
+def _placed_bools(values: list[bool], at: Placement) -> pa.Array:
+    dense = np.zeros(at.rows, dtype=np.uint8)
+    dense[at.mask] = np.frombuffer(array("b", values), dtype=np.uint8)[at.order]
+    return pa.Array.from_buffers(pa.bool_(), at.rows, [at.valid, _bits(dense)])
+
+
+def _offsets(lengths: Sequence[int], at: Placement) -> pa.Buffer:
+    """int32 offsets of a variable-size column: each row's length (0 in a row without a value)."""
+    dense = np.zeros(at.rows + 1, dtype=np.int64)
+    dense[1:][at.mask] = np.fromiter(lengths, dtype=np.int64, count=len(lengths))
+    return pa.py_buffer(np.cumsum(dense).astype(np.int32))
+
+
+def _placed_strings(values: list[str], at: Placement) -> pa.Array:
+    encoded = list(map(str.encode, map(values.__getitem__, at.order.tolist())))
+    data = b"".join(encoded)
+    return pa.Array.from_buffers(
+        pa.string(), at.rows, [at.valid, _offsets(list(map(len, encoded)), at), pa.py_buffer(data)]
+    )
+
+
+def _placed_list_of(typ: pa.ListType, child: Callable[[list[Any]], pa.Array]) -> Placed:
+    def build(values: list[Sequence[Any]], at: Placement) -> pa.Array:
+        rows = list(map(values.__getitem__, at.order.tolist()))
+        flat = child(list(chain.from_iterable(rows)))
+        return pa.Array.from_buffers(typ, at.rows, [at.valid, _offsets(list(map(len, rows)), at)], children=[flat])
+
+    return build
+
+
+_PLACED_SCALARS: dict[pa.DataType, Placed] = {
+    pa.int64(): _placed_int64s,
+    pa.bool_(): _placed_bools,
+    pa.string(): _placed_strings,
+}
+
+
+def placed(typ: pa.DataType) -> Placed:
+    """The placed builder of arrays of ``typ`` (the types ``builder`` knows): the same array as
+    ``builder(typ)`` of the dense list, from the values of the rows that have one; ValueError for
+    another type."""
+    if typ in _PLACED_SCALARS:
+        return _PLACED_SCALARS[typ]
+    if isinstance(typ, pa.ListType):
+        value = typ.value_type
+        if isinstance(value, pa.StructType):
+            return _placed_list_of(typ, _structs(value))
+        if value in _SCALARS:
+            scalar = _SCALARS[value]
+            return _placed_list_of(typ, lambda flat: scalar(flat, None))
+    raise ValueError(f"no Arrow builder for {typ}")

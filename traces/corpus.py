@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from itertools import chain, repeat
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -37,7 +37,6 @@ import pyarrow.parquet as pq
 from kconform.model.configs import AnyConfig, config_from_json
 from kconform.traces import arrow_build
 from kconform.traces.atomicfile import atomic_text_writer, atomic_write_bytes
-from kconform.traces.counterexample import Counterexample, Step, make_verdict
 from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, Event
 from kconform.traces.inputs.errors import InputError
 from kconform.traces.operations import OperationDecodeError, operation_from_json
@@ -48,6 +47,9 @@ from kconform.traces.schema import (
     struct_class,
     struct_fields,
 )
+
+if TYPE_CHECKING:
+    from kconform.traces.counterexample import Counterexample, Step
 
 FORMAT = "kconform-corpus"
 """The ``format`` marker of every manifest."""
@@ -193,7 +195,7 @@ def write_manifest(root: str | os.PathLike[str], manifest: Manifest) -> None:
     """Write ``root/manifest.json`` atomically (written last: a corpus without it is incomplete),
     with the size and SHA-256 of every part file and a checksum of its own content
     (``inputs.corpus.sealed``), so a reader sees any byte changed afterwards."""
-    from kconform.traces.inputs.corpus import sealed
+    from kconform.traces.inputs.checksums import sealed
 
     obj = sealed(root, manifest.to_json(), manifest.buckets)
     with atomic_text_writer(Path(root) / MANIFEST) as f:
@@ -230,9 +232,11 @@ class TableBuilder:
         self._fields = {kind: tuple(name for name, _ in event_fields(cls)) for kind, cls in EVENT_TYPES.items()}
         self._getters = {kind: attrgetter(*fields) for kind, fields in self._fields.items()}
         self._codes = {kind: code for code, kind in enumerate(EVENT_TYPES)}
-        self._kind_names = arrow_build.strings(list(EVENT_TYPES))
+        self._kind_bytes = [kind.encode() for kind in EVENT_TYPES]
+        self._kind_lengths = np.array([len(b) for b in self._kind_bytes], dtype=np.int64)
         self._types = {c.name: arrow_type(c.type) for c in self._cols}
         self._builders = {name: arrow_build.builder(typ) for name, typ in self._types.items()}
+        self._placed = {name: arrow_build.placed(typ) for name, typ in self._types.items()}
         self._parts: list[pa.Table] = []
         self._steps: tuple[list[int], list[int], list[str]] = ([], [], [])
         self._last_step = (-1, -1)
@@ -306,10 +310,11 @@ class TableBuilder:
         """The held rows as one table of ``arrow_schema()``, in the order they were added.
 
         A column is built from the values of the kinds that have the field only (kind after
-        kind), then put in row order by one ``take`` whose index is null in the rows of other
-        kinds: Python touches each field value once, Arrow the nulls. The indices come from the
-        rows' kind codes (numpy, which pyarrow imports anyway): a row's rank among the rows of its
-        kind (one stable sort by kind), and per set of kinds where each kind's values start."""
+        kind), each put in its row by a placed builder (traces.arrow_build.placed), null in the
+        rows of other kinds: Python touches each field value once, numpy the rest. Where each value
+        goes comes from the rows' kind codes (numpy, which pyarrow imports anyway): a row's rank
+        among the rows of its kind (one stable sort by kind), and per set of kinds where each
+        kind's values start."""
         values: dict[str, dict[str, Sequence[Any]]] = {}
         for kind, held in self._values.items():
             fields = self._fields[kind]
@@ -323,37 +328,47 @@ class TableBuilder:
         by_kind = np.argsort(kinds, kind="stable")  # the rows of each kind in row order, kind after kind
         rank = np.empty(n, dtype=np.int64)
         rank[by_kind] = np.arange(n, dtype=np.int64) - np.repeat(starts, counts)
-        codes = pa.Array.from_buffers(pa.int16(), n, [None, pa.py_buffer(self._kind)])
-        places: dict[tuple[str, ...], pa.Array] = {}
+        places: dict[tuple[str, ...], arrow_build.Placement] = {}
 
-        def column(name: str, kinds_having: tuple[str, ...], build: arrow_build.Builder) -> pa.Array:
+        def column(
+            name: str, kinds_having: tuple[str, ...], build: arrow_build.Builder, put: arrow_build.Placed
+        ) -> pa.Array:
             present = tuple(k for k in kinds_having if k in values)
             if len(present) == 1 and counts[self._codes[present[0]]] == n:
                 return build(values[present[0]][name], None)
-            index = places.get(present)
-            if index is None:
-                index = places[present] = self._places(present, kinds, counts, rank)
-            return build(list(chain.from_iterable(values[k][name] for k in present)), None).take(index)
+            at = places.get(present)
+            if at is None:
+                at = places[present] = self._places(present, kinds, counts, rank)
+            return put(list(chain.from_iterable(values[k][name] for k in present)), at)
 
         arrays: list[pa.Array] = [
             arrow_build.int64s(self._trace),
             arrow_build.int64s(self._pos),
             arrow_build.int64s(self._step),
-            self._kind_names.take(codes),
-            column("node", tuple(self._values), arrow_build.int64s),
+            self._kind_column(kinds),
+            column("node", tuple(self._values), arrow_build.int64s, arrow_build.placed(pa.int64())),
         ]
         for col in self._cols:
             if any(k in values for k in col.kinds):
-                arrays.append(column(col.name, col.kinds, self._builders[col.name]))
+                arrays.append(column(col.name, col.kinds, self._builders[col.name], self._placed[col.name]))
             else:
                 arrays.append(pa.nulls(n, self._types[col.name]))
         return pa.Table.from_arrays(arrays, schema=arrow_schema())
 
-    def _places(self, present: tuple[str, ...], kinds: _Array, counts: _Array, rank: _Array) -> pa.Array:
-        """For each held row, its place among the rows of the kinds ``present`` taken kind after
-        kind (null in a row of another kind): the ``take`` index of a column that those kinds
-        have. ``kinds`` holds each row's kind code, ``counts`` the rows per code, ``rank`` each
-        row's rank among the rows of its kind."""
+    def _kind_column(self, kinds: _Array) -> pa.Array:
+        """The ``kind`` column: each row's kind name, from its code."""
+        names = self._kind_bytes
+        offsets = np.zeros(len(kinds) + 1, dtype=np.int64)
+        np.cumsum(self._kind_lengths[kinds], out=offsets[1:])
+        data = b"".join(map(names.__getitem__, self._kind))
+        return pa.Array.from_buffers(
+            pa.string(), len(kinds), [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)]
+        )
+
+    def _places(self, present: tuple[str, ...], kinds: _Array, counts: _Array, rank: _Array) -> arrow_build.Placement:
+        """Where the values of a column that the kinds ``present`` have go, taken kind after kind:
+        ``kinds`` holds each row's kind code, ``counts`` the rows per code, ``rank`` each row's rank
+        among the rows of its kind. A row of another kind is null."""
         base = np.zeros(len(self._codes), dtype=np.int64)
         has = np.zeros(len(self._codes), dtype=np.bool_)
         offset = 0
@@ -361,9 +376,9 @@ class TableBuilder:
             code = self._codes[kind]
             base[code], has[code] = offset, True
             offset += int(counts[code])
-        index = base[kinds] + rank
-        valid = np.packbits(has[kinds], bitorder="little")
-        return pa.Array.from_buffers(pa.int64(), len(index), [pa.py_buffer(valid), pa.py_buffer(index)])
+        mask = has[kinds]
+        order = (base[kinds] + rank)[mask]
+        return arrow_build.Placement(order, mask, pa.py_buffer(np.packbits(mask, bitorder="little")))
 
     def add_trace(self, trace: int, steps: Sequence[Step]) -> tuple[int, int]:
         """Add every step and event of one trace; returns (events, steps) added."""
@@ -440,6 +455,7 @@ def _with_boot(cx: Counterexample) -> tuple[Step, ...]:
     """The steps of ``cx`` with the header's init events folded into a leading boot step."""
     if not cx.init_events:
         return cx.steps
+    from kconform.traces.counterexample import Step
     from kconform.traces.operations import Boot
 
     if cx.steps and isinstance(cx.steps[0].op, Boot):
@@ -527,6 +543,10 @@ def read_traces(
 
 
 def _read_bucket(root: str | os.PathLike[str], bucket: int, metas: dict[int, TraceMeta]) -> list[Counterexample]:
+    # Imported here, not at the top: a generating process writes corpora and never reads one back
+    # (the counterexample module pulls in every slice's invariants, networkx among them).
+    from kconform.traces.counterexample import Counterexample, Step, make_verdict
+
     events_path = bucket_path(root, EVENTS_DIR, bucket)
     steps_path = bucket_path(root, STEPS_DIR, bucket)
     ev_file = open_parquet(events_path, arrow_schema())
@@ -618,12 +638,21 @@ class RowDecoder:
 
 
 # The manifest reader is the validation boundary's (it builds this module's classes): see
-# kconform.traces.inputs.corpus. read_manifest(root) -> Manifest raises CorpusError naming the
-# file, the field and the problem.
-from kconform.traces.inputs.corpus import read_manifest as _read_manifest  # noqa: E402
-from kconform.traces.inputs.corpus import validate_corpus as _validate_corpus  # noqa: E402
+# kconform.traces.inputs.corpus, imported on the first call (it imports this module, and pyarrow.compute,
+# which a generating process does not need).
 
-read_manifest = _read_manifest
-check_corpus_files = _validate_corpus
-"""Every check of the corpus short of an engine (hashes, foreign files, footers, schema, every row):
-(buckets that passed, errors)."""
+
+def read_manifest(root: str | os.PathLike[str]) -> Manifest:
+    """The manifest of the corpus at ``root`` (``inputs.corpus.read_manifest``): CorpusError naming
+    the file, the field and the problem."""
+    from kconform.traces.inputs.corpus import read_manifest as read
+
+    return read(root)
+
+
+def check_corpus_files(root: str | os.PathLike[str], manifest: Manifest) -> tuple[list[int], list[CorpusError]]:
+    """Every check of the corpus short of an engine (hashes, foreign files, footers, schema, every row):
+    (buckets that passed, errors); ``inputs.corpus.validate_corpus``."""
+    from kconform.traces.inputs.corpus import validate_corpus
+
+    return validate_corpus(root, manifest)

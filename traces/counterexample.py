@@ -33,6 +33,7 @@ from kconform.model.invariants import INVARIANTS, TIMER_BOUNDS
 from kconform.model.txn_invariants import INVARIANTS as TXN_INVARIANTS
 from kconform.traces.atomicfile import atomic_text_writer
 from kconform.traces.events import SCHEMA_VERSION, Event
+from kconform.traces.events import SUPPORTED_SCHEMA_VERSIONS as SUPPORTED_SCHEMA_VERSIONS
 from kconform.traces.inputs.errors import InputError
 from kconform.traces.operations import Operation
 
@@ -42,9 +43,6 @@ FORMAT = "kconform-counterexample"
 MODEL_IMPLEMENTATION = "model"
 """The ``implementation`` of files written by the model search (kconform explore): their steps are
 model actions, which no implementation can run; they are judged model-only."""
-
-SUPPORTED_SCHEMA_VERSIONS: tuple[int, ...] = (1, SCHEMA_VERSION)
-"""Event schema versions this kconform reads."""
 
 VERDICT_KINDS: tuple[str, ...] = ("non-conformance", "invariant-violation", "pass")
 """non-conformance: the implementation reported an outcome the model does not allow;

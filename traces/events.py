@@ -77,6 +77,9 @@ unknown kind). So were the delayed-fetch kinds (fetch_parked, fetch_completed,
 consumer_fetch_wait_handled, consumer_fetch_completed): new kinds only, so every file written
 before reads back unchanged."""
 
+SUPPORTED_SCHEMA_VERSIONS: tuple[int, ...] = (1, SCHEMA_VERSION)
+"""Event schema versions this kconform reads."""
+
 
 NO_LEADER = -1
 CONTROLLER = -1

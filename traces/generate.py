@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kconform.conformance.registry import for_config
 from kconform.impl.mutants import check_mutants, config_for
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import REPLICATION, AnyConfig, config_from_json, slice_of
@@ -53,7 +52,7 @@ from kconform.traces.corpus import (
     write_manifest,
 )
 from kconform.traces.step_json import step_json
-from kconform.traces.tools import TraceWorkload, tools_for
+from kconform.traces.tools import TraceWorkload, generation_for
 
 DEFAULT_TRACE_EVENTS = 5_000
 """Events per trace (a trace stops at the first step that reaches it)."""
@@ -159,7 +158,9 @@ class Plan:
             "target_events": self.events,
             "trace_events": self.trace_events,
             "plant": {name: n for name, n in self.plant},
-            "workload": f"{tools_for(self.config).workload_module} (seeded random operations, swarm fault families)",
+            "workload": (
+                f"{generation_for(self.config).workload_module} (seeded random operations, swarm fault families)"
+            ),
         }
 
 
@@ -179,7 +180,7 @@ def trace_seed(seed: int, trace: int) -> int:
 
 def make_workload(rng: random.Random, config: AnyConfig) -> TraceWorkload:
     """The random workload of ``config``'s slice."""
-    return tools_for(config).make_workload(rng, config)
+    return generation_for(config).make_workload(rng, config)
 
 
 def run_trace(
@@ -195,8 +196,9 @@ def run_trace(
     events (or the step cap); add its steps and events to ``builder``; returns (events, steps).
     ``collect_young`` runs every ``GC_STEPS`` steps (``paused_gc``)."""
     rng = random.Random(seed)
-    workload = make_workload(rng, config)
-    cluster = for_config(config).make_reference()
+    parts = generation_for(config)
+    workload = parts.make_workload(rng, config)
+    cluster = parts.make_reference()
     pos = 0
     step = 0
     try:
@@ -315,8 +317,8 @@ def _hosted(tasks: list[_Task], workers: int) -> Generator[list[dict[str, Any]],
     sends them. The host is spawned (a fresh interpreter: the caller may hold a JVM or threads,
     which a fork would copy), imports what the buckets need once and forks its workers from there,
     so a worker starts with every module loaded instead of importing them itself (about 0.8 CPU-s
-    per spawned worker: the package, pyarrow, numpy, the slice's reference cluster, workload and
-    Hypothesis machine through the registry). A bucket's exception is raised here; if the host dies
+    per spawned worker: the package, pyarrow, numpy, the slice's reference cluster and workload,
+    found through traces.tools.generation_for). A bucket's exception is raised here; if the host dies
     without a word, RuntimeError. On any way out (an error, Ctrl-C, the caller closing this
     generator) the host is terminated and joined, and it terminates its workers."""
     ctx = multiprocessing.get_context("spawn")
@@ -354,9 +356,7 @@ def _host(tasks: list[_Task], workers: int, send: Any) -> None:
     inherited, in the workers), which terminates it: SIGTERM ends its workers and it (``_end_host``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _end_host)
-    config = config_from_json(tasks[0].config)
-    for_config(config)
-    tools_for(config)
+    generation_for(config_from_json(tasks[0].config))
     try:
         # Forked here, before the pool starts its threads: the workers inherit every module loaded.
         with multiprocessing.get_context("fork").Pool(processes=workers) as pool:

@@ -19,10 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kconform.model.actions import SearchBounds
 from kconform.traces import events
-from kconform.traces.counterexample import SUPPORTED_SCHEMA_VERSIONS
-from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, Event
+from kconform.traces.events import EVENT_TYPES, SCHEMA_VERSION, SUPPORTED_SCHEMA_VERSIONS, Event
 from kconform.traces.inputs import limits
 from kconform.traces.operations import OPERATION_TYPES
 
@@ -207,6 +205,8 @@ def _search_bounds_schema() -> dict[str, Any]:
     """The search bounds ``kconform explore`` records in a verdict (``model.actions.SearchBounds``): replay
     never reads them, but a value of the wrong type or out of range is damage and is refused like any other
     (issue 20); a bound left out is fine (the dataclass has defaults)."""
+    from kconform.model.actions import SearchBounds  # the model's handlers: not for a corpus writer
+
     props: dict[str, Any] = {}
     for field in dataclasses.fields(SearchBounds):
         if field.type in (bool, "bool"):

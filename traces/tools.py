@@ -16,13 +16,17 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from rich.console import RenderableType
-
-from kconform.conformance.registry import for_config
+from kconform.model.config import ConfigError
+from kconform.model.configs import slice_of
 from kconform.traces import operations as ops
-from kconform.traces.counterexample import Counterexample
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from kconform.conformance.adapter import Adapter
+    from kconform.traces.counterexample import Counterexample
 
 
 class TraceWorkload(Protocol):
@@ -102,14 +106,83 @@ def tools_of(name: str) -> SliceTools:
 
 def tools_for(cfg: object) -> SliceTools:
     """The trace tools of the slice of configuration ``cfg``."""
+    from kconform.conformance.registry import for_config  # the slices' registry: not for generation_for
+
     return tools_of(for_config(cfg).name)
 
 
+@dataclass(frozen=True)
+class Generation:
+    """What trace generation (traces.generate) needs of a slice: its reference cluster (the
+    ``Slice``'s ``make_reference``), its workload and the workload's module as manifests record it
+    (the ``SliceTools``' ``make_workload`` and ``workload_module``)."""
+
+    make_reference: Callable[[], Adapter]
+    make_workload: Callable[[random.Random, Any], TraceWorkload]
+    workload_module: str
+
+
+BUILTIN_GENERATION: dict[str, tuple[str, str, str]] = {
+    "replication": (
+        "kconform.impl.replication.cluster:ReferenceCluster",
+        "kconform.traces.replication.workload:Workload",
+        "kconform.traces.generate",
+    ),
+    "txn": (
+        "kconform.impl.txn.cluster:TxnCluster",
+        "kconform.traces.txn.workload:TxnWorkload",
+        "kconform.traces.txn_workload",
+    ),
+    "fetch": (
+        "kconform.impl.fetch.cluster:FetchCluster",
+        "kconform.traces.fetch.workload:FetchWorkload",
+        "kconform.traces.fetch.workload",
+    ),
+}
+"""Slice name -> (its reference cluster, its workload, the workload module manifests record): the
+same objects as the slice's ``SLICE`` and ``TOOLS`` hold (a test checks it), found without
+importing those modules, which bring in the slice's Hypothesis machine, zoo, judge and report
+pages (about 0.15 CPU-s a process that only generates does not need)."""
+
+_generation: dict[str, Generation] = {}
+
+
+def _attribute(path: str) -> Any:
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def generation_for(cfg: object) -> Generation:
+    """What trace generation needs of the slice of configuration ``cfg``: for a built-in slice from
+    ``BUILTIN_GENERATION`` (the cluster and workload modules only), for another (a plug-in, a test's
+    fake slice) from the registries (``for_config``, ``tools_for``)."""
+    try:
+        name = slice_of(cfg)
+    except ConfigError:
+        name = ""
+    found = _generation.get(name)
+    if found is not None:
+        return found
+    if name in BUILTIN_GENERATION:
+        reference, workload, module = BUILTIN_GENERATION[name]
+        found = Generation(_attribute(reference), _attribute(workload), module)
+    else:
+        from kconform.conformance.registry import for_config
+
+        tools = tools_for(cfg)
+        return Generation(for_config(cfg).make_reference, tools.make_workload, tools.workload_module)
+    _generation[name] = found
+    return found
+
+
 __all__ = [
+    "BUILTIN_GENERATION",
     "BUILTIN_TOOLS",
     "CoverageArtifact",
+    "Generation",
     "SliceTools",
     "TraceWorkload",
+    "generation_for",
     "register_tools",
     "tools_for",
     "tools_of",

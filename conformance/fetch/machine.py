@@ -12,18 +12,11 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
 
+from kconform.conformance.fetch.rule_constants import EVICTION_MS, FAMILIES, SETTLE
 from kconform.conformance.machine import RUN_MS, Jumps, SliceMachine, Swarm, Target, family_on
 from kconform.conformance.runner import LockstepRun
 from kconform.model.fetch_config import BROKER, FetchConfig
 from kconform.traces import operations as ops
-
-FAMILIES = ("leaders", "restarts", "deletes", "closes", "eviction", "message-faults", "scheduling")
-"""Rule families switched on or off per run (swarm testing). Polls, assignments, appends and HW
-advances are always on; "eviction" adds clock jumps past the cache's eviction time (120 s) and
-request.timeout.ms (30 s)."""
-EVICTION_MS = (31_000, 121_000)
-"""Clock jumps past request.timeout.ms and past the minimum eviction time."""
-SETTLE = (2, 10)
 
 
 def _distinct_outcomes(run: LockstepRun) -> float:

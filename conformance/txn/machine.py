@@ -17,6 +17,14 @@ from hypothesis.stateful import precondition, rule
 
 from kconform.conformance.machine import RUN_MS, Jumps, SliceMachine, Swarm, Target, family_on
 from kconform.conformance.runner import LockstepRun
+from kconform.conformance.txn.rule_constants import (
+    CONSUMERS,
+    FAMILIES,
+    IDEMPOTENT_CLIENT,
+    OVERTAKE,
+    QUIESCE_MS,
+    TIMEOUT_MS,
+)
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import operations as ops
 
@@ -24,38 +32,6 @@ MAX_INSTANCES = 6
 """Transactional producer instances 0..5, all with the same transactional id: instance 0 starts at
 boot; each new instance fences the previous ones (a fenced producer stops for good, as Kafka's
 does after ProducerFencedException; one fenced by a newer instance keeps running as a zombie)."""
-IDEMPOTENT_CLIENT = 15
-"""An idempotent (non-transactional) producer."""
-CONSUMERS = (0, 1, 2, 3)
-"""Consumers read from their position (0 at first, then past what they got): four of them keep a
-read from offset 0 likely after aborts and commits happened (the aborted-read check needs one)."""
-OVERTAKE = (1, 2, 3, 6)
-"""How many messages an ``overtake`` delivers behind the head of the queue (the delayed request,
-marker or EndTxn of the historic bugs: KAFKA-17754, KIP-890's late produce, a zombie's batch)."""
-TIMEOUT_MS = (10_000, 61_000)
-"""Clock jumps past the abort-check interval and the producers' transaction.timeout.ms (60 s)."""
-QUIESCE_MS = 200_000
-"""Simulated time a Quiesce may take: the transaction timeout + abort interval + marker retries."""
-FAMILIES = (
-    "zombie",
-    "idempotent",
-    "consume",
-    "offsets",
-    "coordinator",
-    "message-faults",
-    "scheduling",
-    "timeouts",
-    "liveness",
-    "adversarial",
-)
-"""Rule families switched on or off per run (swarm testing, Groce et al. 2012). Transactions,
-sends, commits and aborts, new producer instances, consumers, healthy runs, HW advances and small
-clock steps are always on; "zombie" lets older instances keep acting after being fenced,
-"liveness" adds Quiesce (deliver everything, then every transaction must have ended);
-"adversarial" adds the batches a buggy, old or malicious client sends (``rogue_produce``), its
-EndTxn requests out of order with a stale or future epoch (``rogue_end_txn``), its stale
-AddPartitionsToTxn (``rogue_add_partitions``) and its InitProducerId with a wrong KIP-360 expected
-producer id (``rogue_init_producer``)."""
 ROGUE_SEQ_DELTAS = (-3, -1, 0, 1, 2)
 """Sequence shifts of a rogue batch: a replay of an older range (a duplicate when it matches one
 of the last 5 batches exactly, else OUT_OF_ORDER_SEQUENCE_NUMBER), a gap, and 0 (with an epoch

@@ -22,8 +22,6 @@ Every check needs no engine, so a damaged corpus costs seconds, never a Spark jo
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +37,10 @@ from kconform.model.configs import AnyConfig
 from kconform.model.txn_config import TxnConfig
 from kconform.traces.events import EVENT_TYPES
 from kconform.traces.inputs import jsontext, limits, references
+from kconform.traces.inputs.checksums import file_digest as file_digest
+from kconform.traces.inputs.checksums import manifest_checksum as manifest_checksum
+from kconform.traces.inputs.checksums import part_files as part_files
+from kconform.traces.inputs.checksums import sealed as sealed
 from kconform.traces.inputs.config import parse_config
 from kconform.traces.inputs.schemacheck import SchemaProblem, check_def
 from kconform.traces.schema import KEY_COLUMNS, event_fields, struct_class, struct_fields
@@ -62,45 +64,6 @@ def _error(
     from kconform.traces.corpus import CorpusError
 
     return CorpusError(path, row, message, unit=unit, field=field)
-
-
-# --------------------------------------------------------------------------------------------
-# Checksums: what the writer records, what the reader verifies
-# --------------------------------------------------------------------------------------------
-
-
-def file_digest(path: Path) -> dict[str, Any]:
-    """``{"bytes": size, "sha256": hex}`` of one file."""
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as f:
-        while chunk := f.read(1 << 22):
-            digest.update(chunk)
-            size += len(chunk)
-    return {"bytes": size, "sha256": digest.hexdigest()}
-
-
-def manifest_checksum(obj: dict[str, Any]) -> str:
-    """SHA-256 of the manifest's canonical JSON (sorted keys, no spaces) without ``checksum``: a
-    re-encoding that keeps every value passes, any changed value does not."""
-    body = {k: v for k, v in obj.items() if k != "checksum"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def part_files(buckets: tuple[int, ...]) -> list[str]:
-    """The relative paths of every part file of ``buckets`` (events and steps)."""
-    from kconform.traces.corpus import EVENTS_DIR, STEPS_DIR
-
-    return [f"{table}/bucket={b}/part-0.parquet" for b in buckets for table in (EVENTS_DIR, STEPS_DIR)]
-
-
-def sealed(root: str | os.PathLike[str], obj: dict[str, Any], buckets: tuple[int, ...]) -> dict[str, Any]:
-    """``obj`` (a manifest's JSON) with the ``files`` digests of its part files and its checksum."""
-    out = dict(obj)
-    out["files"] = {name: file_digest(Path(root) / name) for name in part_files(buckets)}
-    out["checksum"] = manifest_checksum(out)
-    return out
 
 
 # --------------------------------------------------------------------------------------------

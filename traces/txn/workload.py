@@ -20,8 +20,15 @@ import random
 from collections import deque
 from collections.abc import Callable
 
-from kconform.conformance.machine import RUN_MS, STEP_MS
-from kconform.conformance.txn.machine import CONSUMERS, FAMILIES, IDEMPOTENT_CLIENT, OVERTAKE, QUIESCE_MS, TIMEOUT_MS
+from kconform.conformance.step_sizes import RUN_MS, STEP_MS
+from kconform.conformance.txn.rule_constants import (
+    CONSUMERS,
+    FAMILIES,
+    IDEMPOTENT_CLIENT,
+    OVERTAKE,
+    QUIESCE_MS,
+    TIMEOUT_MS,
+)
 from kconform.model.txn_config import TxnConfig
 from kconform.traces import operations as ops
 from kconform.traces.workload import SwarmWorkload
