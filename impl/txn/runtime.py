@@ -41,22 +41,34 @@ class TxnRecord(NamedTuple):
 class StateLog:
     """A durable ``__transaction_state`` partition: (transactional id, record or None = tombstone).
     A record is kept as the plain tuple of its fields (``replay`` names them again): a plain tuple
-    of numbers and strings, and the entry holding it, leave the cyclic collector's care."""
+    of numbers and strings, and the entry holding it, leave the cyclic collector's care.
+
+    The last value of every transactional id (what ``replay`` returns) is kept up to date as
+    records are appended, by the same steps ``replay`` would take over the whole log, so a
+    coordinator's load costs one record per transactional id, not one per entry of the log."""
 
     entries: list[tuple[str, tuple[Any, ...] | None]] = field(default_factory=list)
+    _latest: dict[str, tuple[Any, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for txn_id, values in self.entries:
+            self._apply(txn_id, values)
+
+    def _apply(self, txn_id: str, values: tuple[Any, ...] | None) -> None:
+        if values is None:
+            self._latest.pop(txn_id, None)
+        else:
+            self._latest[txn_id] = values
 
     def append(self, txn_id: str, record: TxnRecord | None) -> None:
-        self.entries.append((txn_id, None if record is None else tuple(record)))
+        values = None if record is None else tuple(record)
+        self.entries.append((txn_id, values))
+        self._apply(txn_id, values)
 
     def replay(self) -> dict[str, TxnRecord]:
-        """The last value of every transactional id (compaction's view); tombstoned ids are absent."""
-        out: dict[str, TxnRecord] = {}
-        for txn_id, values in self.entries:
-            if values is None:
-                out.pop(txn_id, None)
-            else:
-                out[txn_id] = TxnRecord._make(values)
-        return out
+        """The last value of every transactional id (compaction's view); tombstoned ids are absent.
+        The same dict, in the same order, as replaying ``entries`` one by one into an empty one."""
+        return {txn_id: TxnRecord._make(values) for txn_id, values in self._latest.items()}
 
 
 @dataclass

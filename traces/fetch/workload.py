@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from collections.abc import Callable
 
-from kconform.conformance.fetch.machine import EVICTION_MS, FAMILIES, SETTLE
-from kconform.conformance.machine import RUN_MS, STEP_MS
+from kconform.conformance.fetch.rule_constants import EVICTION_MS, FAMILIES, SETTLE
+from kconform.conformance.step_sizes import RUN_MS, STEP_MS
 from kconform.model.fetch_config import BROKER, CLIENT_NODE_BASE, FetchConfig
 from kconform.traces import operations as ops
 from kconform.traces.workload import SwarmWorkload
@@ -27,10 +28,20 @@ class FetchWorkload(SwarmWorkload[ops.Operation]):
         self.pending: deque[ops.Operation] = deque(
             ops.Assign(client=c, partition=self.names[c % len(self.names)], assigned=True) for c in self.clients
         )
+        self._rules: tuple[list[tuple[float, Callable[[], ops.Operation]]], float] | None = None
 
     def next(self) -> ops.Operation:
         if self.pending:
             return self.pending.popleft()
+        if self._rules is None:
+            # The rules depend on the trace's families only: listed, and their weights summed (the
+            # same float, in the same order, as ``choose`` would), once per trace.
+            rules = self.rules()
+            self._rules = (rules, sum(w for w, _ in rules))
+        return self.choose(*self._rules)
+
+    def rules(self) -> list[tuple[float, Callable[[], ops.Operation]]]:
+        """The rules of the trace's families, with their weights."""
         rng, f = self.rng, self.families
         choices = [
             (6.0, lambda: ops.Poll(client=rng.choice(self.clients))),
@@ -67,4 +78,4 @@ class FetchWorkload(SwarmWorkload[ops.Operation]):
         if "message-faults" in f:
             choices.append((1.0, lambda: ops.Drop(index=rng.randrange(0, 17))))
             choices.append((1.0, lambda: ops.Duplicate(index=rng.randrange(0, 17))))
-        return self.choose(choices)
+        return choices
