@@ -1,4 +1,5 @@
-"""Corpus generation rate per slice, side by side in one run: replication, txn TV0, txn TV2.
+"""Corpus generation rate per slice, side by side in one run: replication, txn TV0, txn TV2, fetch
+sessions.
 
 Run: ``python -m kconform.ci.benchmarks.generate [--events 200000] [--workers 2] [--oracle-traces 2]``.
 
@@ -7,7 +8,7 @@ installed checkout (e.g. ``/work/wt/old/.venv/bin/python``); every round runs ea
 under it and once under this interpreter, alternating, each in a fresh process, and prints the
 events/s and CPU-seconds (the generating process and its workers) of both and the ratio. Only
 ``kconform.traces.generate.generate`` and the configuration classes are used there, so any checkout
-since the exactly-once slice can be the other side. Beside ``generate``'s own CPU-seconds it shows the
+since the fetch-session slice can be the other side. Beside ``generate``'s own CPU-seconds it shows the
 whole fresh process's (interpreter start-up, imports, spawned workers), and it checks the corpora:
 every run of a slice must hold the same rows (``content_hash``, blind to columns no row uses, so a
 checkout whose event schema lacks a later kind's columns compares) and each side the same bytes in
@@ -41,6 +42,7 @@ from rich.table import Table
 from kconform.ci.benchmarks.child import ChildFailed, json_child
 from kconform.model.config import ReplicationConfig
 from kconform.model.configs import AnyConfig
+from kconform.model.fetch_config import FetchConfig
 from kconform.model.txn_config import TxnConfig
 from kconform.traces.corpus import MANIFEST
 from kconform.traces.generate import Plan, generate
@@ -50,6 +52,7 @@ SLICES: tuple[tuple[str, AnyConfig], ...] = (
     ("replication", ReplicationConfig()),
     ("txn TV0", TxnConfig(transaction_version=0)),
     ("txn TV2", TxnConfig(transaction_version=2)),
+    ("fetch", FetchConfig()),
 )
 
 
@@ -101,11 +104,12 @@ def cpu():
                for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
 imported = cpu()
 from kconform.model.config import ReplicationConfig
+from kconform.model.fetch_config import FetchConfig
 from kconform.model.txn_config import TxnConfig
 from kconform.traces.generate import Plan, generate
 slice_name, events, workers, seed, root = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 configs = {"replication": ReplicationConfig(), "txn TV0": TxnConfig(transaction_version=0),
-           "txn TV2": TxnConfig(transaction_version=2)}
+           "txn TV2": TxnConfig(transaction_version=2), "fetch": FetchConfig()}
 def corpus_hash(root):
     digest = hashlib.sha256()
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
