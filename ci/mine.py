@@ -171,8 +171,9 @@ def cmd_mine(args: argparse.Namespace) -> int:
                 )
             else:
                 # The first run of a Java and Spark installation saves the driver's classes as it
-                # exits (traces.mine.jvm_archive), for later runs to start in half the CPU.
-                spark = engine.spark_session(args.master, spark_conf, class_archive="auto")
+                # exits (traces.mine.jvm_archive), for later runs to start in half the CPU. A context,
+                # not a session: the files plan starts Spark SQL only for violations' witnesses.
+                spark = engine.spark_context(args.master, spark_conf, class_archive="auto")
                 out = args.out / "violations.parquet"
                 result = engine.run_spark(spark, args.corpus, manifest, good, names, out=out, validated=True)
         except Exception as e:  # an engine failure the checks above could not foresee: one line, exit 2

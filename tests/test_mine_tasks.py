@@ -10,13 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from pyspark import SparkContext
 
-from kconform.traces.corpus import Manifest, arrow_schema
+from kconform.traces.corpus import Manifest, arrow_schema, write_corpus
 from kconform.traces.mine.engine import column, run_duckdb, run_spark, traces_table
 from kconform.traces.mine.tasks import VIOLATIONS_SCHEMA, mine_chunk, read_columns, violation_batches
 from kconform.traces.mine.txn_tables import txn_tables
 
+from .test_mine import _lead, _trace
 from .test_mine import broken as broken  # the hand-made corpus: one trace per invariant, and a clean one
 from .test_mine import spark as spark  # the shared Spark session fixture
 
@@ -112,3 +115,60 @@ print(found, "pandas" in sys.modules)
     found, pandas = run.stdout.split()
     assert int(found) > 0, "the corpus must fire, or the pass and the SQL did not run on it"
     assert pandas == "False"
+
+
+class _InProcessContext(SparkContext):
+    """A stand-in SparkContext (no JVM) whose jobs run their partitions in this process, one after
+    another: what the files plan's tasks do, without Spark."""
+
+    def __init__(self) -> None:  # no gateway, no JVM
+        pass
+
+    def parallelize(self, c: Any, numSlices: int | None = None) -> Any:
+        items = list(c)
+        slices = max(1, numSlices or 1)
+        return _InProcessJob([items[i::slices] for i in range(slices)])
+
+
+class _InProcessJob:
+    def __init__(self, parts: list[list[Any]]) -> None:
+        self.parts = parts
+        self.task: Any = None
+
+    def mapPartitions(self, task: Any) -> _InProcessJob:
+        self.task = task
+        return self
+
+    def collect(self) -> list[Any]:
+        return [x for part in self.parts for x in self.task(iter(part))]
+
+
+class _SessionStarted(Exception):
+    pass
+
+
+def test_the_files_plan_on_a_context_starts_spark_sql_only_for_violations(
+    broken: tuple[Path, Manifest], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``run_spark`` given a context (as ``kconform mine`` does) runs the files plan's tasks on it
+    and finds DuckDB's rows; it asks for a session (Spark SQL, for the witness events) only when a
+    violation fired: a clean corpus is mined and its empty violations file written without one."""
+    from kconform.traces import mine
+
+    def no_session(spark: Any, options: Any = None) -> Any:
+        raise _SessionStarted
+
+    monkeypatch.setattr(mine.engine, "_session", no_session)
+    root, manifest = broken
+    found = mine.engine._files_violations(_InProcessContext(), root, manifest, manifest.buckets, None, [])
+    expected = run_duckdb(root, manifest, manifest.buckets, validated=True, threads=2)
+    order = [("trace", "ascending"), ("pos", "ascending"), ("invariant", "ascending")]
+    assert found.num_rows > 0 and found.sort_by(order).to_pylist() == expected.violations.to_pylist()
+    with pytest.raises(_SessionStarted):
+        run_spark(_InProcessContext(), root, manifest, manifest.buckets, validated=True)
+    clean = tmp_path / "clean"
+    clean_manifest = write_corpus(clean, [_trace([_lead(0, 0)])], buckets=1)
+    out = tmp_path / "v.parquet"
+    result = run_spark(_InProcessContext(), clean, clean_manifest, clean_manifest.buckets, out=out, validated=True)
+    assert result.violations.num_rows == 0 and result.events == clean_manifest.events > 0
+    assert pq.read_table(out).num_rows == 0

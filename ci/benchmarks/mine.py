@@ -179,15 +179,21 @@ def _one(
     kind, plan = ENGINES[engine]
     validated = plan != "windows"
     if kind == "spark":
-        from kconform.traces.mine.engine import run_spark, spark_session
+        from kconform.traces.mine.engine import run_spark, spark_context, spark_session
 
         started, python_cpu = time.perf_counter(), _cpu_s()
-        spark = spark_session(
-            "local[2]", {"spark.driver.memory": driver_memory, **BEFORE_CONF.get(engine, {})}, class_archive="use"
-        )
+        # As `kconform mine` does: the files plan gets a context (Spark SQL only for witnesses),
+        # the other plans a session.
+        conf = {"spark.driver.memory": driver_memory, **BEFORE_CONF.get(engine, {})}
+        spark: Any
+        if plan == "files":
+            spark = context = spark_context("local[2]", conf, class_archive="use")
+        else:
+            spark = spark_session("local[2]", conf, class_archive="use")
+            context = spark.sparkContext
         try:
             out["startup_s"] = time.perf_counter() - started
-            jvm_pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
+            jvm_pid = int(context._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[union-attr]
             cpu = _cpu_s(jvm_pid) + _cpu_s() + _tree_cpu_s(jvm_pid)
             # The session's start-up: everything the JVM (and its children) spent so far, and the
             # Python driver since it asked for the session; reported apart from the mining.

@@ -38,6 +38,7 @@ from kconform.traces.mine.txn_tables import spark_values, txn_tables
 from kconform.traces.schema import event_fields
 
 if TYPE_CHECKING:
+    from pyspark import SparkContext
     from pyspark.sql import DataFrame, SparkSession
 
 VIOLATION_COLUMNS = ("invariant", "trace", "pos", "wpos", "detail")
@@ -164,17 +165,20 @@ def trace_partitions(events: int, parallelism: int) -> int:
     return per_core * max(1, parallelism)
 
 
-def spark_session(
+def spark_context(
     master: str = "local[*]", conf: dict[str, str] | None = None, class_archive: str = "use"
-) -> SparkSession:
-    """A SparkSession for mining (SPARK_DEFAULTS: no UI, adaptive execution, no reshuffle of
-    trace-partitioned data for joins) with ``conf`` on top; reuses a running one. Unless ``conf``
-    sets the driver's Java options, a new driver JVM maps the class data sharing archive of this
-    Java and Spark installation from the user's cache (about half the JVM's start-up CPU), and with
+) -> SparkContext:
+    """A SparkContext for mining (SPARK_DEFAULTS, ``conf`` on top; reuses a running one): all the
+    files plan needs after the corpus check (``run_spark`` takes it in place of a session and starts
+    a SparkSession on it only if it needs Spark SQL: another plan, the SQL row check, or witness
+    events of violations). Starting no SparkSession spares the driver JVM its SQL machinery (the
+    session and its configuration: 0.9 CPU-s of a cold JVM, 2026-11-27). Unless ``conf`` sets the
+    driver's Java options, a new driver JVM maps the class data sharing archive of this Java and
+    Spark installation from the user's cache (about half the JVM's start-up CPU), and with
     ``class_archive="auto"`` makes it when this process exits if it is missing
     (traces.mine.jvm_archive.MODES; ``KCONFORM_SPARK_CDS`` overrides)."""
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", _python()))
-    from pyspark.sql import SparkSession
+    from pyspark import SparkConf, SparkContext
 
     from kconform.traces.mine import jvm_archive
 
@@ -182,13 +186,38 @@ def spark_session(
     key = "spark.driver.extraJavaOptions"
     if conf is None or key not in conf:  # the default options: with the class archive
         settings[key] = jvm_archive.driver_options(settings[key], class_archive)
-    builder = SparkSession.builder.master(master).appName("kconform-mine")
+    spark_conf = SparkConf().setMaster(master).setAppName("kconform-mine")
     for name, value in settings.items():
+        spark_conf.set(name, value)
+    running = SparkContext._active_spark_context is not None
+    sc = SparkContext.getOrCreate(spark_conf)
+    if not running:
+        jvm_archive.started(sc._gateway)
+        sc.setLogLevel("ERROR")
+    return sc
+
+
+def spark_session(
+    master: str = "local[*]", conf: dict[str, str] | None = None, class_archive: str = "use"
+) -> SparkSession:
+    """A SparkSession for mining on ``spark_context(master, conf, class_archive)`` (SPARK_DEFAULTS:
+    no UI, adaptive execution, no reshuffle of trace-partitioned data for joins; ``conf`` on top);
+    reuses a running one (setting ``conf``'s runtime SQL properties on it)."""
+    return _session(spark_context(master, conf, class_archive), {**SPARK_DEFAULTS, **(conf or {})})
+
+
+def _session(spark: SparkSession | SparkContext, options: dict[str, str] | None = None) -> SparkSession:
+    """``spark`` if it is a session, else the session on the context ``spark`` (made if none, with
+    ``options``; a running one gets their runtime SQL properties)."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    if not isinstance(spark, SparkContext):
+        return spark
+    builder = SparkSession.builder
+    for name, value in (options or {}).items():
         builder = builder.config(name, value)
-    spark = builder.getOrCreate()
-    jvm_archive.started(spark.sparkContext._gateway)
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+    return builder.getOrCreate()
 
 
 def _python() -> str:
@@ -281,7 +310,7 @@ def _shuffle_partitions_for(spark: SparkSession, events: int) -> Iterator[None]:
 
 
 def run_spark(
-    spark: SparkSession,
+    spark: SparkSession | SparkContext,
     root: str | os.PathLike[str],
     manifest: Manifest,
     buckets: Sequence[int],
@@ -294,13 +323,48 @@ def run_spark(
     """Mine the given buckets of the corpus with Spark; write the violations Parquet (with witness
     events) to ``out`` if given; keep at most ``keep`` violations in the returned table.
     ``validated``: the buckets passed traces.inputs.corpus.validate_corpus (which checks every row
-    the SQL row check would), so that check is skipped. ``plan``: see PLANS."""
+    the SQL row check would), so that check is skipped. ``plan``: see PLANS. ``spark``: a session,
+    or a context (``spark_context``) on which a session is started only when Spark SQL is needed:
+    the files plan after the corpus check needs none unless some violation fired."""
     if plan not in PLANS:
         raise ValueError(f"unknown plan {plan!r} (known: {', '.join(PLANS)})")
     wanted = set(buckets)
     wanted_events = sum(t.events for t in manifest.traces if t.bucket in wanted)
-    with _shuffle_partitions_for(spark, wanted_events):
-        return _run_spark(spark, root, manifest, buckets, names, out, keep, validated, plan)
+    if plan == "files" and validated:
+        return _run_files(spark, root, manifest, buckets, names, out, keep, wanted_events)
+    session = _session(spark)
+    with _shuffle_partitions_for(session, wanted_events):
+        return _run_spark(session, root, manifest, buckets, names, out, keep, validated, plan)
+
+
+def _run_files(
+    spark: SparkSession | SparkContext,
+    root: str | os.PathLike[str],
+    manifest: Manifest,
+    buckets: Sequence[int],
+    names: list[str] | None,
+    out: Path | None,
+    keep: int,
+    events: int,
+) -> EngineResult:
+    """The files plan after the corpus check: one job of plain tasks on the context; a session
+    (the context's properties) only for the witness events of violations, if some fired."""
+    from pyspark import SparkContext
+
+    started = time.perf_counter()
+    context = spark if isinstance(spark, SparkContext) else spark.sparkContext
+    found = _files_violations(context, root, manifest, buckets, names, [])
+    if found.num_rows == 0:
+        return _unwitnessed(out, keep, [], events, started)
+    session = _session(spark)
+    with _shuffle_partitions_for(session, events):
+        schema = spark_schema(root, buckets)
+        violations = session.createDataFrame(found)
+        violations.createOrReplaceTempView("violations")
+        select = ev_select("spark", {f.name for f in schema.fields})
+        return _witnessed(
+            session, violations, root, manifest, buckets, schema, select, out, keep, [], events, started, []
+        )
 
 
 def _run_spark(
@@ -349,7 +413,7 @@ def _run_spark(
             assert good is not None
             found = _tasks_violations(good, root, manifest, buckets, names).toArrow().cast(VIOLATIONS_SCHEMA)
         else:
-            found = _files_violations(spark, root, manifest, buckets, names, skipped)
+            found = _files_violations(spark.sparkContext, root, manifest, buckets, names, skipped)
         if found.num_rows == 0:
             return _unwitnessed(out, keep, bad, events, started)
         violations = spark.createDataFrame(found)
@@ -389,7 +453,7 @@ def _tasks_violations(
 
 
 def _files_violations(
-    spark: SparkSession,
+    context: SparkContext,
     root: str | os.PathLike[str],
     manifest: Manifest,
     buckets: Sequence[int],
@@ -429,7 +493,7 @@ def _files_violations(
                         writer.write_table(found)
                     yield sink.getvalue().to_pybytes()
 
-    files = spark.sparkContext.parallelize(range(len(paths)), max(1, len(paths)))
+    files = context.parallelize(range(len(paths)), max(1, len(paths)))
     parts = [pa.ipc.open_stream(blob).read_all() for blob in files.mapPartitions(mine).collect()]
     return pa.concat_tables(parts).cast(VIOLATIONS_SCHEMA) if parts else VIOLATIONS_SCHEMA.empty_table()
 
