@@ -4,8 +4,10 @@ implementation to check the gate's power").
 
 Unlike ``ci.mutation.operators`` (mechanical ast changes), a plant is a bug a Kafka developer
 makes: an off-by-one at an HW or log-start bound, a check in the wrong order, state not reset on a
-leader change. ``plant`` applies one until ``unplant``; ``ci.benchmarks.hand_planted`` runs the gate
-against each, and the tests show a zoo scenario catching the ones the gate missed.
+leader change. ``plant`` applies one until ``unplant``; ``ci.benchmarks.hand_planted`` and
+``ci.benchmarks.hand_planted_txn`` run the gate against each (``ci.mutation.census``: the gate child
+with the plant in place, its verdict, the score), and the tests show a zoo scenario catching the
+ones the gate missed.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ class Plant:
 
     name: str
     slice: str
-    """The gate slice that must catch it (``replication`` or ``fetch``)."""
+    """The gate slice that must catch it (``replication``, ``fetch`` or ``txn``)."""
     owner: str
     function: str
     old: str
