@@ -357,6 +357,38 @@ def _leader_cache(cfg: ReplicationConfig, r: Replica, leader_epoch: int) -> epoc
     return epochs.assign(r.epoch_cache, leader_epoch, r.leo)
 
 
+def reset_remotes(
+    cfg: ReplicationConfig, r: Replica, isr: tuple[int, ...], now_ms: int, is_new_leader: bool
+) -> tuple[RemoteReplica, ...]:
+    """The followers' state a broker keeps on becoming leader in a new leader epoch
+    (Partition.makeLeader: ``remoteReplicas.foreach(_.resetReplicaState(currentTimeMs,
+    leaderEpochStartOffset, isNewLeader, isFollowerInSync))``, Replica.resetReplicaState).
+
+    Every follower's caught-up time becomes now if it is in the new ISR, else never (Kafka's 0).
+    A broker that was not leader (``isNewLeader = !isLeader``: it applied a record naming another
+    leader or none, or it restarted) forgets the rest: LEO unknown (-1), no fetch seen. A broker
+    that leads in the new epoch without having applied any record in between (it missed them: it
+    was cut off, or KRaft handed it several records as one metadata delta) keeps each follower's
+    LEO and broker epoch as its last Fetch left them (KAFKA-2721, 0.9.0.1: "Avoid handling
+    duplicate LeaderAndISR requests"; the split by ``isNewLeader`` kept since KAFKA-13790, 3.3), and
+    an ISR member's last fetch becomes (now, the leader's LEO), so that a later Fetch reaching the
+    leader's LEO of that moment keeps it caught up as of now (Replica.updateFetchStateOrThrow).
+    Kafka gives a follower out of the ISR lastFetchLeaderLogEndOffset = the leader's LEO with
+    lastFetchTimeMs 0, which can only make it "caught up at time 0", never in Kafka's clock: the
+    model writes that as no fetch seen (-1), which has the same effect without a time 0.
+
+    So a re-elected leader's HW (maybeIncrementLeaderHW, right after) counts every ISR member's
+    last known LEO at once, where a new leader waits for each member's first Fetch."""
+    if is_new_leader:
+        return tuple(RemoteReplica(last_caught_up_ms=now_ms if f in isr else None) for f in cfg.brokers)
+    return tuple(
+        evolve(rem, last_caught_up_ms=now_ms, last_fetch_leader_leo=r.leo, last_fetch_ms=now_ms)
+        if f in isr
+        else evolve(rem, last_caught_up_ms=None, last_fetch_leader_leo=-1, last_fetch_ms=0)
+        for f, rem in enumerate(r.remotes)
+    )
+
+
 def _published(published: tuple[PartitionRecord, ...], rec: PartitionRecord) -> bool:
     """Whether ``rec`` is one of ``published`` (``rec in published``). The controller publishes
     partition epochs 0, 1, 2, ... in order (``_publish``: +1 per record, from the initial -1), so
@@ -386,7 +418,7 @@ def apply_metadata(s: State, cfg: ReplicationConfig, node: int, rec: PartitionRe
     truncated_to = -1
     outcome: MetadataResult
     if rec.leader == node and rec.leader_epoch > r.leader_epoch:
-        remotes = tuple(RemoteReplica(last_caught_up_ms=s.now_ms if f in rec.isr else None) for f in cfg.brokers)
+        remotes = reset_remotes(cfg, r, rec.isr, s.now_ms, is_new_leader=r.leader != node)
         r = evolve(
             r,
             leader=node,

@@ -49,6 +49,7 @@ def test_every_mutant_names_its_issue_and_symptom() -> None:
             "no-broker-epoch-check",
             "kafka-5634-retention-past-hw",
             "kafka-9491-start-at-keeps-hw",
+            "new-leader-keeps-follower-leo",
         ]
     )
     for name, doc in MUTANTS.items():

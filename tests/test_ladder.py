@@ -28,7 +28,7 @@ from kconform.model import replication as R
 from kconform.model.actions import SearchBounds, booted_state, successors
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.model.invariants import INVARIANTS, check_state
-from kconform.model.state import FETCHING, TRUNCATING, State
+from kconform.model.state import FETCHING, TRUNCATING, RemoteReplica, Replica, State
 
 SMALL = os.environ.get("KCONFORM_BUDGET", "") == "small"
 
@@ -253,12 +253,28 @@ KIP_279_BOUNDS = SearchBounds(max_records=1, max_leader_epoch=2)
 1,731,491 states and ~210 s)."""
 
 
+def _every_leader_new(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Search as if a re-elected leader forgot its followers' LEOs like a new one, so that a
+    3-replica search reaches the bug it is about, not Kafka's re-election hole at depth 9
+    (test_reelected_leader_keeps_the_leo_of_a_follower_that_truncated, below)."""
+    kafka = R.reset_remotes
+
+    def always_new(
+        cfg: ReplicationConfig, r: Replica, isr: tuple[int, ...], now_ms: int, is_new_leader: bool
+    ) -> tuple[RemoteReplica, ...]:
+        return kafka(cfg, r, isr, now_ms, is_new_leader=True)
+
+    monkeypatch.setattr(R, "reset_remotes", always_new)
+
+
 @pytest.mark.slow
-def test_kip_279_three_replicas_stale_leader_answer_breaks_strong_isr() -> None:
+def test_kip_279_three_replicas_stale_leader_answer_breaks_strong_isr(monkeypatch: pytest.MonkeyPatch) -> None:
     """KIP-279 with 3 replicas: a follower moves to a stale leader's epoch and truncates on its
     answer, dropping a record the true leader has committed with it in the ISR (hachikuji's
     Kip320.tla: "a follower uses a leader with stale state to find the truncation offset").
-    Fixed by KIP-320's currentLeaderEpoch. The bug's depth cannot be shrunk: ~50 s."""
+    Fixed by KIP-320's currentLeaderEpoch. The bug's depth cannot be shrunk: ~50 s. Searched with
+    every leader new (``_every_leader_new``)."""
+    _every_leader_new(monkeypatch)
     cfg = _cfg(Protocol.KIP_279, 3)
     res = _search("kip-279 (3 replicas)", Protocol.KIP_279, STRONG, 3, KIP_279_BOUNDS, max_depth=12)
     v = res.violation
@@ -300,11 +316,63 @@ def test_fixed_rungs_exhaust_two_replicas_at_the_bound_of_docs(protocol: Protoco
 
 @pytest.mark.slow
 @pytest.mark.parametrize("protocol", [Protocol.KIP_320, Protocol.DIVERGING_EPOCH], ids=lambda p: p.value)
-def test_fixed_rungs_survive_the_kip_279_bound(protocol: Protocol) -> None:
+def test_fixed_rungs_survive_the_kip_279_bound(protocol: Protocol, monkeypatch: pytest.MonkeyPatch) -> None:
     """With 3 replicas and the bound where KIP-279 breaks StrongIsr at depth 10 (1 record,
     leader epochs ≤ 2), the fenced rungs break no invariant up to depth 10 (depth 8 with
-    KCONFORM_BUDGET=small)."""
+    KCONFORM_BUDGET=small) but through Kafka's re-election rule: searched with every leader new
+    (``_every_leader_new``); with Kafka's rule a 9-action run breaks WeakIsr and StrongIsr
+    (test_reelected_leader_keeps_the_leo_of_a_follower_that_truncated)."""
+    _every_leader_new(monkeypatch)
     depth = 8 if SMALL else 10
     res = _search(f"{protocol.value} (3 replicas)", protocol, None, 3, KIP_279_BOUNDS, max_depth=depth)
     assert res.violation is None
     assert res.max_depth == depth
+
+
+def _reelection_hole(protocol: Protocol) -> list[str]:
+    """Broker 0 writes record 0, follower 1 copies it (and says so: two fetches), leadership moves
+    to broker 2, which never had it; broker 1 follows broker 2 and truncates it away; broker 2 is
+    fenced and broker 0, which never applied epoch 1, is elected again (epoch 2) and applies that
+    record: re-elected, it keeps broker 1's LEO 1 (Replica.resetReplicaState, isNewLeader false),
+    so its HW passes record 0, which broker 1 no longer has; the acks=all produce is answered,
+    broker 0 is fenced, broker 1 leads without the record."""
+    truncate = "truncate(1)" if protocol.uses_epoch_query else "replicate(1)"
+    first = ["truncate(1)"] if protocol.uses_epoch_query else []
+    return [
+        "write(0)",
+        *first,
+        "replicate(1)",
+        "replicate(1)",
+        "move_leader(2)",
+        "metadata(2, pe=1)",
+        "metadata(1, pe=1)",
+        truncate,
+        "fence(2)",
+        "metadata(0, pe=2)",
+        "ack(0, 0)",
+        "fence(0)",
+        "metadata(1, pe=3)",
+    ]
+
+
+@pytest.mark.parametrize("protocol", [Protocol.KIP_320, Protocol.DIVERGING_EPOCH], ids=lambda p: p.value)
+def test_reelected_leader_keeps_the_leo_of_a_follower_that_truncated(
+    protocol: Protocol, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kafka's re-election rule (KAFKA-2721) breaks WeakIsr and StrongIsr on the fixed rungs, 3
+    replicas, 1 record, from the re-elected leader's makeLeader on, and loses an acks=all record.
+    The near miss: a leader forgetting its followers' LEOs (every leader new) breaks nothing there."""
+    cfg = _cfg(protocol, 3)
+    bounds = SearchBounds(max_records=1, max_leader_epoch=3)
+    path = _reelection_hole(protocol)
+    states = replay(cfg, bounds, path)
+    broken = [sorted({v.invariant for v in check_state(s, cfg) if not v.allowed}) for s in states]
+    k = path.index("metadata(0, pe=2)") + 1
+    assert broken[:k] == [[]] * k
+    assert broken[k] == ["StrongIsr", "WeakIsr"]
+    assert broken[-1] == ["NoCommittedDataLoss", "StrongIsr", "WeakIsr"]
+    assert states[k].replica(0).hw == 1 and states[k].replica(1).leo == 0
+    _every_leader_new(monkeypatch)
+    states = replay(cfg, bounds, path[:k])
+    assert states[-1].replica(0).hw == 0
+    assert not [v for s in states for v in check_state(s, cfg) if not v.allowed]

@@ -634,9 +634,12 @@ def _metadata_next(s: Sym, cfg: ReplicationConfig, b: int, p: int | Term) -> Sym
     lead = _clone_rep(r)
     lead.leader, lead.le, lead.pe, lead.isr = _num(b), rec_le, pe, list(rec_isr)
     lead.fetch = _num(_IDLE)
-    lead.rem_leo = [_num(-1)] * len(r.rem_leo)
+    # replication.reset_remotes: a new leader forgets its followers' LEOs, a re-elected one keeps them
+    # (Replica.resetReplicaState, isNewLeader); an ISR member's last fetch becomes the leader's LEO
+    is_new = r.leader != b
+    lead.rem_leo = [z3.If(is_new, _num(-1), leo) for leo in r.rem_leo]
     lead.rem_caught = list(rec_isr)
-    lead.rem_lfll = [_num(-1)] * len(r.rem_lfll)
+    lead.rem_lfll = [z3.If(z3.Or(is_new, z3.Not(rec_isr[f])), _num(-1), r.leo) for f in range(len(r.rem_lfll))]
     lead.cache = _assign(r.cache, rec_le, r.leo) if cfg.protocol.kafka_7415 else list(r.cache)
     follow = _clone_rep(r)
     follow.leader, follow.le, follow.pe, follow.isr = rec_leader, rec_le, pe, list(rec_isr)

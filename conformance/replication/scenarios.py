@@ -864,17 +864,18 @@ def DELETE_RECORDS_BELOW_LOG_START() -> tuple[o.Operation, ...]:
 @declare(Scenario, "reelected-leader-resets-followers", min_replicas=3, unclean=True)
 def REELECTED_LEADER_RESETS_FOLLOWERS() -> tuple[o.Operation, ...]:
     """A leader elected again in a later epoch, without having learned it lost leadership in
-    between, resets its followers' state (Partition.makeLeader on a new leader epoch:
+    between, resets its followers' caught-up times (Partition.makeLeader on a new leader epoch:
     Replica.resetReplicaState, lastCaughtUpTime now for an ISR member and 0 for any other, "to
     ensure that the high watermark is not held back unnecessarily for a follower which is not in the
-    ISR anymore"). Leader 0 is cut off after record 1 is committed and fenced (broker.session.timeout.ms);
+    ISR anymore"; it keeps their LEOs, isNewLeader being false: reelected-leader-keeps-follower-leo).
+    Leader 0 is cut off after record 1 is committed and fenced (broker.session.timeout.ms);
     brokers 1 and 2 lead in turn, crash and are fenced, so the partition has no leader; when the
     network heals broker 0 is elected uncleanly (KIP-106, ISR [0], epoch 4) having never seen epochs
     1 to 3. It takes record 2, broker 1 restarts and joins the ISR, and the HW must reach 2 at once:
     broker 2, down and out of the ISR, no longer counts although it was caught up (as leader 0
     last saw it) less than replica.lag.time.max.ms ago. A leader that kept its epoch-0 view of the
-    followers holds the HW at broker 2's old LEO 1. Runs with unclean.leader.election.enable
-    whatever the gate's configuration (the losses are allowed findings)."""
+    followers' caught-up times holds the HW at broker 2's old LEO 1. Runs with
+    unclean.leader.election.enable whatever the gate's configuration (the losses are allowed findings)."""
     return (
         o.Run(1000),
         o.Produce(1, -1),
@@ -895,6 +896,56 @@ def REELECTED_LEADER_RESETS_FOLLOWERS() -> tuple[o.Operation, ...]:
         o.Produce(3, -1),
         o.Run(3000),
     )
+
+
+def _leader_back(skips_epoch: bool) -> tuple[o.Operation, ...]:
+    """Leader 0 of epoch 0 (ISR [0, 1, 2]) takes record 1, which follower 1 copies and follower 2,
+    crashed, never gets: the HW stays 0. Broker 0 is cut off; broker 2 is fenced (ISR [0, 1], an
+    ISR-only change broker 0 does not hear of); leadership moves to broker 1 (epoch 1) and back to
+    broker 0 (epoch 2), all before broker 0's own session expires. When the network heals, broker 0
+    hears of epoch 2 before (``skips_epoch``) or after epoch 1."""
+    return (
+        o.Run(1000),
+        o.Crash(2),
+        o.Produce(1, 1),
+        o.Run(1000),
+        o.Run(5000),
+        o.Run(1000),
+        o.Isolate(0),
+        o.Run(1500),
+        o.Run(1500),
+        o.MoveLeader(1),
+        o.MoveLeader(0),
+        o.Heal(),
+        *((o.Deliver(-2),) if skips_epoch else ()),  # epoch 2's record to broker 0, before epoch 1's
+        o.Run(1000),
+        o.Produce(2, -1),
+        o.Run(3000),
+    )
+
+
+@declare(Scenario, "reelected-leader-keeps-follower-leo", min_replicas=3)
+def REELECTED_LEADER_KEEPS_FOLLOWER_LEO() -> tuple[o.Operation, ...]:
+    """A leader elected again in a later epoch without having left leadership in between keeps its
+    followers' LEOs (Partition.makeLeader: isNewLeader = !isLeader is false, so
+    Replica.resetReplicaState keeps the LEO and resets only the caught-up and last fetch times;
+    KAFKA-2721, ReplicaTest.testResetReplicaStateWhenLeaderIsReelectedAndReplicaIsInSync) and
+    its HW moves at once (maybeIncrementLeaderHW right after). Broker 0 leads epoch 0, follower 1
+    copies record 1, follower 2 is down; cut off, broker 0 misses the ISR shrink to [0, 1] and
+    epoch 1 (leader 1), and hears epoch 2 (leader 0, ISR [0, 1]) first: it knows follower 1 is at
+    LEO 1, so the HW becomes 1 as it becomes leader. A model resetting every follower to an
+    unknown LEO holds the HW at 0 until follower 1 fetches, and calls Kafka's answer wrong."""
+    return _leader_back(skips_epoch=True)
+
+
+@declare(Scenario, "new-leader-forgets-follower-leo", min_replicas=3)
+def NEW_LEADER_FORGETS_FOLLOWER_LEO() -> tuple[o.Operation, ...]:
+    """The near miss of reelected-leader-keeps-follower-leo: the same run, but broker 0 hears of
+    epoch 1 (it becomes follower of broker 1) before epoch 2, so it becomes leader anew
+    (isNewLeader): every follower's LEO is unknown (KAFKA-351, 0.8: "there could be old LogEndOffset
+    from the time when this broker was the leader last time"; Replica.resetReplicaState) and the
+    HW stays 0 until follower 1 fetches in epoch 2. Kills new-leader-keeps-follower-leo."""
+    return _leader_back(skips_epoch=False)
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -931,6 +982,8 @@ SCENARIOS: dict[str, Scenario] = {
         UNDEFINED_EPOCH_ANSWER_KIP_279,
         DELETE_RECORDS_BELOW_LOG_START,
         REELECTED_LEADER_RESETS_FOLLOWERS,
+        REELECTED_LEADER_KEEPS_FOLLOWER_LEO,
+        NEW_LEADER_FORGETS_FOLLOWER_LEO,
     )
 }
 

@@ -20,6 +20,7 @@ from kconform.conformance.yardstick.reference_side import REFERENCE_SCOPE, Unsup
 CLASSES: tuple[str, ...] = (
     "leader_epoch_file_cache_test",
     "partition_test",
+    "replica_test",
     "abstract_fetcher_thread_test",
     "replica_fetcher_thread_test",
     "replica_manager_test",

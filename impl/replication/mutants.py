@@ -195,6 +195,18 @@ START_AT_KEEPS_HW = _TABLE.add(
     config=_LOG_START,
 )
 
+NEW_LEADER_KEEPS_FOLLOWER_LEO = _TABLE.add(
+    "new-leader-keeps-follower-leo",
+    "A broker that becomes leader after having followed (Partition.makeLeader with isNewLeader) "
+    "keeps each follower's LEO from its previous leadership instead of resetting it to unknown "
+    "(Replica.resetReplicaState keeps it only for a leader re-elected without having left "
+    'leadership, KAFKA-2721): the reset KAFKA-351 (0.8) put in makeLeader, "there could be old '
+    'LogEndOffset from the time when this broker was the leader last time". Symptom: the new '
+    "leader's HW passes offsets a follower has since truncated away under another leader, or "
+    "before that follower fetched in the new epoch; the judge sees the HW of MetadataApplied "
+    "(become_leader) or of a later answer run ahead of the model's.",
+)
+
 MUTANTS: dict[str, str] = _TABLE.descriptions
 """Name → description, in the order the gate's self-check runs them."""
 

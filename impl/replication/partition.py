@@ -91,6 +91,10 @@ class Partition:
         self.log = log
         self.view = PartitionView()
         self.leading: LeaderState | None = None
+        self._former_remotes: dict[int, RemoteReplica] = {}
+        """The followers' state of this broker's last leadership, which Kafka's Partition keeps
+        (its Replica objects outlive a makeFollower) and a new leader resets: read only by the
+        new-leader-keeps-follower-leo mutant."""
 
     @property
     def is_leader(self) -> bool:
@@ -101,24 +105,41 @@ class Partition:
     def make_leader(self, leader_epoch: int, isr: tuple[int, ...], partition_epoch: int) -> None:
         """Partition.makeLeader with a new leader epoch (kafka-facts §3.1, §3.6).
 
-        The epoch cache gets (epoch, LEO) (KAFKA-7415, 2.1+); every follower state is reset: LEO unknown, caught up
-        now if in the ISR else never; any in-flight ISR proposal is dropped; HW unchanged.
+        The epoch cache gets (epoch, LEO) (KAFKA-7415, 2.1+); any in-flight ISR proposal is dropped;
+        HW unchanged (the caller then runs maybe_increment_hw, as makeLeader does). Every follower's
+        state is reset by Replica.resetReplicaState(now, LEO, isNewLeader, isFollowerInSync): caught
+        up now if in the new ISR, else never. A new leader (isNewLeader = !isLeader: it followed,
+        had no leader, or restarted) forgets the rest, LEO unknown; a broker that was leading all
+        along (it missed the records in between) keeps each follower's LEO and broker epoch
+        (KAFKA-2721; ReplicaTest.testResetReplicaStateWhenLeaderIsReelected*), and an ISR member's
+        last fetch becomes (now, the leader's LEO).
         """
+        is_new_leader = not self.is_leader
         self.view = PartitionView(self.broker_id, leader_epoch, isr, partition_epoch)
         if self.rt.config.protocol.kafka_7415:  # before KAFKA-7415 (2.1) the epoch comes with its first batch
             self.log.assign_epoch(leader_epoch, self.log.leo)
         now = self.rt.now_ms
-        self.leading = LeaderState(
-            remotes={
-                b: RemoteReplica(b, last_caught_up_ms=now if b in isr else None)
-                for b in self.rt.config.brokers
-                if b != self.broker_id
-            }
-        )
+        kept = self.leading.remotes if self.leading is not None else self._former_remotes
+        if is_new_leader and not self.rt.mutant(mutants.NEW_LEADER_KEEPS_FOLLOWER_LEO):
+            kept = {}
+        remotes: dict[int, RemoteReplica] = {}
+        for b in self.rt.config.brokers:
+            if b == self.broker_id:
+                continue
+            old = kept.get(b)
+            remote = RemoteReplica(b, last_caught_up_ms=now if b in isr else None)
+            if old is not None:
+                remote.leo, remote.broker_epoch = old.leo, old.broker_epoch
+                if b in isr:
+                    remote.last_fetch_leader_leo, remote.last_fetch_ms = self.log.leo, now
+            remotes[b] = remote
+        self.leading = LeaderState(remotes=remotes)
 
     def make_follower(self, leader: int, leader_epoch: int, isr: tuple[int, ...], partition_epoch: int) -> None:
         """Partition.makeFollower: adopt the new leadership; leader-only state is gone."""
         self.view = PartitionView(leader, leader_epoch, isr, partition_epoch)
+        if self.leading is not None:
+            self._former_remotes = self.leading.remotes
         self.leading = None
 
     def update_isr(self, isr: tuple[int, ...], partition_epoch: int) -> None:
@@ -135,6 +156,7 @@ class Partition:
         """Crash/restart: nothing is known until metadata arrives."""
         self.view = PartitionView()
         self.leading = None
+        self._former_remotes = {}
 
     # ---------------------------------------------------------------------------- epoch check
 
