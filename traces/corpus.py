@@ -348,11 +348,16 @@ class TableBuilder:
             self._kind_column(kinds),
             column("node", tuple(self._values), arrow_build.int64s, arrow_build.placed(pa.int64())),
         ]
+        nulls: dict[pa.DataType, pa.Array] = {}  # one all-null array per type, shared by its columns
         for col in self._cols:
             if any(k in values for k in col.kinds):
                 arrays.append(column(col.name, col.kinds, self._builders[col.name], self._placed[col.name]))
             else:
-                arrays.append(pa.nulls(n, self._types[col.name]))
+                typ = self._types[col.name]
+                empty = nulls.get(typ)
+                if empty is None:
+                    empty = nulls[typ] = pa.nulls(n, typ)
+                arrays.append(empty)
         return pa.Table.from_arrays(arrays, schema=arrow_schema())
 
     def _kind_column(self, kinds: _Array) -> pa.Array:
