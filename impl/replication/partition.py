@@ -114,14 +114,17 @@ class Partition:
         (KAFKA-2721; ReplicaTest.testResetReplicaStateWhenLeaderIsReelected*), and an ISR member's
         last fetch becomes (now, the leader's LEO).
         """
-        is_new_leader = not self.is_leader
+        was_leader = self.is_leader
         self.view = PartitionView(self.broker_id, leader_epoch, isr, partition_epoch)
         if self.rt.config.protocol.kafka_7415:  # before KAFKA-7415 (2.1) the epoch comes with its first batch
             self.log.assign_epoch(leader_epoch, self.log.leo)
         now = self.rt.now_ms
-        kept = self.leading.remotes if self.leading is not None else self._former_remotes
-        if is_new_leader and not self.rt.mutant(mutants.NEW_LEADER_KEEPS_FOLLOWER_LEO):
-            kept = {}
+        kept = self._former_remotes
+        if was_leader:
+            assert self.leading is not None
+            kept = self.leading.remotes
+        elif not self.rt.mutant(mutants.NEW_LEADER_KEEPS_FOLLOWER_LEO):
+            kept = {}  # isNewLeader: nothing is kept
         remotes: dict[int, RemoteReplica] = {}
         for b in self.rt.config.brokers:
             if b == self.broker_id:
@@ -137,9 +140,10 @@ class Partition:
 
     def make_follower(self, leader: int, leader_epoch: int, isr: tuple[int, ...], partition_epoch: int) -> None:
         """Partition.makeFollower: adopt the new leadership; leader-only state is gone."""
-        self.view = PartitionView(leader, leader_epoch, isr, partition_epoch)
-        if self.leading is not None:
+        if self.is_leader:
+            assert self.leading is not None
             self._former_remotes = self.leading.remotes
+        self.view = PartitionView(leader, leader_epoch, isr, partition_epoch)
         self.leading = None
 
     def update_isr(self, isr: tuple[int, ...], partition_epoch: int) -> None:
