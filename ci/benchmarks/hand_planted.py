@@ -284,6 +284,30 @@ PLANTS: tuple[Plant, ...] = (
         "(UnifiedLog.truncateTo deletes the segments at once)",
     ),
     Plant(
+        "replica-fetch-answer-not-sent",
+        "replication",
+        f"{R}.broker:Broker",
+        "_on_replica_fetch",
+        "self.rt.network.send(self.broker_id, msg.src, response)",
+        "pass",
+        "the broker handles the follower-fetching consumer's Fetch (KIP-392) and reports it, but never "
+        "sends the answer (KafkaApis.handleFetchRequest answers every Fetch: sendResponseMaybeThrottle; "
+        "a Tansu-based broker did this, nisshi-io/nisshi#668); only progress conditioned on delivery "
+        "shows it (conformance.replication.liveness, RequestAnswered)",
+    ),
+    Plant(
+        "metadata-without-become-follower",
+        "replication",
+        f"{R}.broker:Broker",
+        "_on_metadata",
+        "self._become_follower(update)",
+        "pass",
+        "a broker given a record that makes it a follower does nothing and reports nothing, so it never "
+        "fetches (ReplicaManager.applyDelta → applyLocalFollowersDelta → ReplicaFetcherManager."
+        "addFetcherForPartitions; the fetcher state not following the delta is KAFKA-13161's class); only "
+        "progress conditioned on delivery shows it (conformance.replication.liveness, FollowerStartsFetching)",
+    ),
+    Plant(
         "log-start-change-not-answered",
         "fetch",
         f"{F}:CachedPartition",

@@ -27,7 +27,7 @@ from kconform.conformance.judge import (
     compare_fields,
     own_request,
 )
-from kconform.conformance.replication import coverage, environment
+from kconform.conformance.replication import coverage, environment, liveness
 from kconform.model import fetch_pacing, invariants, isr_expansion, read_replica, replication
 from kconform.model.config import ReplicationConfig
 from kconform.model.errors import FENCED_LEADER_EPOCH
@@ -120,13 +120,14 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         self._reader_answers: dict[int, list[read_replica.ReplicaFetchOutcome]] = {}
         self._op_before: State = self.state
         self._delete_answers = 0
+        self._progress = liveness.Progress(cfg)
         self.handlers = {
             ev.BrokerFenced: self._broker_fenced,
             ev.BrokerUnfenced: self._broker_unfenced,
             ev.LeaderMoved: self._leader_moved,
             ev.AlterPartitionHandled: self._alter_partition_handled,
             ev.ClockAdvanced: lambda e: replication.advance_clock(self.state, e.now_ms, self.cfg),
-            ev.BrokerCrashed: lambda e: replication.crash(self.state, self.cfg, e.node),
+            ev.BrokerCrashed: self._crashed,
             ev.BrokerRestarted: self._restarted,
             ev.Checkpointed: self._checkpointed,
             ev.MetadataApplied: self._metadata_applied,
@@ -153,17 +154,22 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         }
 
     def note_operation(self, op: Operation) -> None:
-        """Remember the model state before ``op`` (for operation_done)."""
+        """Remember the model state before ``op`` (for operation_done) and tell the progress
+        obligations (conformance.replication.liveness) what the network does during it."""
         self._op_before = self.state
         self._delete_answers = 0
+        self._progress.operation(op, self.state.now_ms)
 
     def operation_done(self, op: Operation) -> list[Finding]:
         """Retention and DeleteRecords did what they ask (conformance.replication.environment): one
-        that a broker skips silently is non-conformance named after the operation."""
+        that a broker skips silently is non-conformance named after the operation. Then progress
+        conditioned on delivery (conformance.replication.liveness): a request owed an answer, or a
+        follower owed its first request, past its bound of healthy time is non-conformance named
+        RequestAnswered / FollowerStartsFetching."""
         why = environment.not_done(op, self._op_before, self.state, self._delete_answers)
-        if not why:
-            return []
-        return [Finding(NON_CONFORMANCE, op.kind, f"the operation was not done as asked: {why}")]
+        if why:
+            return [Finding(NON_CONFORMANCE, op.kind, f"the operation was not done as asked: {why}")]
+        return [Finding(NON_CONFORMANCE, name, why) for name, why in self._progress.late(self.state.now_ms)]
 
     def unchanged(self, pre: State, post: State) -> bool:
         """The invariants read only the replicas, the controller and the ghost: when these are the
@@ -211,15 +217,20 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         return s
 
     def _broker_fenced(self, e: ev.BrokerFenced) -> State:
-        return self._election(e, replication.controller_fence(self.state, self.cfg, e.broker))
+        s = self._election(e, replication.controller_fence(self.state, self.cfg, e.broker))
+        self._progress.controller_changed(s, fenced=e.broker)
+        return s
 
     def _broker_unfenced(self, e: ev.BrokerUnfenced) -> State:
         pre = self.state
         s = self._election(e, replication.controller_unfence(pre, self.cfg, e.broker))
+        self._progress.controller_changed(s, unfenced=e.broker)
         return isr_expansion.unfenced(pre, s, self.cfg, e.broker) if s.tracks_isr_expansion else s
 
     def _leader_moved(self, e: ev.LeaderMoved) -> State:
-        return self._election(e, replication.controller_move_leader(self.state, self.cfg, e.leader))
+        s = self._election(e, replication.controller_move_leader(self.state, self.cfg, e.leader))
+        self._progress.controller_changed(s)
+        return s
 
     def _alter_partition_handled(self, e: ev.AlterPartitionHandled) -> State:
         if e.msg not in self._proposals:
@@ -233,12 +244,18 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             {"error": error, "isr": c.isr, "partition_epoch": c.partition_epoch},
         )
         self._alter_answers.setdefault(e.msg, []).append((error, c.isr, c.partition_epoch))
+        self._progress.controller_changed(s)
         return s
 
     # ------------------------------------------------------------------------------------------
     # Lifecycle
 
+    def _crashed(self, e: ev.BrokerCrashed) -> State:
+        self._progress.void()
+        return replication.crash(self.state, self.cfg, e.node)
+
     def _restarted(self, e: ev.BrokerRestarted) -> State:
+        self._progress.void()
         s = replication.restart(self.state, self.cfg, e.node)
         r = s.replica(e.node)
         self._after = s
@@ -255,6 +272,8 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         s, out = replication.apply_metadata(self.state, self.cfg, e.node, rec)
         self._after = s
         compare_fields(e, out, ("outcome", "truncated_to", "hw"))
+        if out.outcome in ("become_leader", "become_follower"):
+            self._progress.leadership_applied(e.node)
         if s.tracks_isr_expansion:
             s = isr_expansion.saw_metadata(s, e.node, e.partition_epoch)
         return fetch_pacing.started(s, e.node) if out.outcome == "become_follower" else s
@@ -280,6 +299,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
     def _replica_fetch_sent(self, e: ev.ReplicaFetchSent) -> State:
         s = read_replica.send_fetch(self.state, e.node, e.from_preferred, e.fetch_offset)
         self._reader_sent[e.msg] = (e.node, e.from_preferred, e.fetch_offset)
+        self._progress.request_sent(s, "the follower-fetching consumer's Fetch", e.msg, liveness.CONSUMER, e.node, -1)
         return s
 
     def _replica_fetch_handled(self, e: ev.ReplicaFetchHandled) -> State:
@@ -307,7 +327,9 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             s = read_replica.apply_fetch(self.state, self.cfg, broker, from_preferred, fetch_offset, out, e.reset_to)
             return s, s.reader
 
-        return self.first_match(answers, run, {"position": e.position, "preferred": e.preferred})
+        s = self.first_match(answers, run, {"position": e.position, "preferred": e.preferred})
+        self._progress.answered(e.msg)
+        return s
 
     # ------------------------------------------------------------------------------------------
     # Log start offset (KIP-107, model.log_start)
@@ -326,6 +348,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         q = replication.fetch_request(self.state, self.cfg, e.node)
         compare_fields(e, q, ("leader", "fetch_offset", "last_fetched_epoch", "current_leader_epoch", "follower_epoch"))
         self._fetches[e.msg] = (e.node, q)
+        self._progress.request_sent(self.state, "Fetch", e.msg, e.node, e.leader, e.follower_epoch)
         return fetch_pacing.sent(self.state, self.cfg, e.node, e.msg)
 
     def _sent_fetch(self, e: ev.FetchHandled | ev.FetchParked) -> FetchRequest:
@@ -392,6 +415,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             answers, lambda resp: replication.apply_fetch_response(self.state, self.cfg, e.node, q, resp), claimed
         )
         fenced = any(a.error == FENCED_LEADER_EPOCH for a in answers)
+        self._progress.answered(e.msg)
         pause = fetch_pacing.after_fetch(self.cfg, e.outcome, e.truncated_to, e.appended, fenced)
         return fetch_pacing.answered(s, e.node, e.msg, pause, fetch_pacing.backoff_after(self.cfg, e.outcome))
 
@@ -402,6 +426,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         q = replication.epoch_query_request(self.state, self.cfg, e.node)
         compare_fields(e, q, ("leader", "requested_epoch", "current_leader_epoch", "follower_epoch"))
         self._queries[e.msg] = (e.node, q)
+        self._progress.request_sent(self.state, "OffsetsForLeaderEpoch", e.msg, e.node, e.leader, e.follower_epoch)
         return fetch_pacing.sent(self.state, self.cfg, e.node, e.msg)
 
     def _epoch_query_handled(self, e: ev.EpochQueryHandled) -> State:
@@ -422,6 +447,7 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
             answers, lambda a: replication.apply_epoch_answer(self.state, self.cfg, e.node, q, a), claimed
         )
         fenced = any(a.error == FENCED_LEADER_EPOCH for a in answers)
+        self._progress.answered(e.msg)
         pause = fetch_pacing.after_epoch_answer(self.cfg, e.outcome, fenced)
         return fetch_pacing.answered(s, e.node, e.msg, pause, fetch_pacing.backoff_after(self.cfg, e.outcome))
 
