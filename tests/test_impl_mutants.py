@@ -50,6 +50,8 @@ def test_every_mutant_names_its_issue_and_symptom() -> None:
             "kafka-5634-retention-past-hw",
             "kafka-9491-start-at-keeps-hw",
             "new-leader-keeps-follower-leo",
+            "follower-ignores-new-leader",
+            "fetch-with-records-unanswered",
         ]
     )
     for name, doc in MUTANTS.items():

@@ -212,7 +212,7 @@ class Broker(Handlers):
         if update.leader_epoch > view.leader_epoch:
             if update.leader == self.broker_id:
                 self._become_leader(update)
-            else:
+            elif not self.rt.mutant(mutants.FOLLOWER_IGNORES_NEW_LEADER):  # the mutant drops the record
                 self._become_follower(update)
         elif update.leader_epoch == view.leader_epoch:
             self._update_isr(update)
@@ -680,6 +680,8 @@ class Broker(Handlers):
                 self.broker_id, msg.msg_id, req.fetch_offset, req.current_leader_epoch, code, entries, hw, preferred
             )
         )
+        if entries and self.rt.mutant(mutants.FETCH_WITH_RECORDS_UNANSWERED):
+            return  # the mutant: an answer with records is never sent (nisshi-io/nisshi#668)
         response = ReplicaFetchResponse(msg.msg_id, req.fetch_offset, code, entries, hw, preferred)
         self.rt.network.send(self.broker_id, msg.src, response)
 

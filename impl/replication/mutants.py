@@ -207,6 +207,32 @@ NEW_LEADER_KEEPS_FOLLOWER_LEO = _TABLE.add(
     "(become_leader) or of a later answer run ahead of the model's.",
 )
 
+FOLLOWER_IGNORES_NEW_LEADER = _TABLE.add(
+    "follower-ignores-new-leader",
+    "A broker given a partition record that makes it a follower of another broker in a newer leader "
+    "epoch drops it without a word: it neither applies the record nor starts fetching, where Kafka's "
+    "ReplicaManager.applyDelta → applyLocalFollowersDelta makes it follower and calls "
+    "ReplicaFetcherManager.addFetcherForPartitions. The class of KAFKA-13161 (3.0.0, apache/kafka#11189: "
+    "the KRaft broker's partition and replica fetcher state did not follow the topics delta for a "
+    "follower), in its most silent form; no Kafka issue of exactly this bug is claimed. Symptom: no "
+    "safety invariant breaks (the follower drops out of the ISR after replica.lag.time.max.ms, which "
+    "the model allows, and the partition stays under-replicated for ever); only progress on a healthy "
+    "network shows it (FollowerStartsFetching, conformance.replication.liveness).",
+)
+
+FETCH_WITH_RECORDS_UNANSWERED = _TABLE.add(
+    "fetch-with-records-unanswered",
+    "A broker handles the follower-fetching consumer's Fetch (KIP-392) and reports it, but never sends "
+    "an answer that carries records, as a Tansu-based broker did (nisshi-io/nisshi#668, 2026: FETCH on "
+    "topics that contain data got no response, clients timed out after socket.timeout.ms and "
+    "retried in a loop); Kafka's KafkaApis.handleFetchRequest ends every Fetch in "
+    "sendResponseMaybeThrottle, a DelayedFetch at the latest when maxWaitMs expires. Symptom: the "
+    "consumer never gets past its position while records wait there; no safety invariant breaks (a "
+    "lost answer is the network's right), only progress on a healthy network shows it "
+    "(RequestAnswered, conformance.replication.liveness).",
+    _FOLLOWER_FETCHING,
+)
+
 MUTANTS: dict[str, str] = _TABLE.descriptions
 """Name → description, in the order the gate's self-check runs them."""
 
