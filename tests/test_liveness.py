@@ -11,21 +11,26 @@ time, time under Advance, a cut, a drop, a crash, a leader change.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from kconform.ci.benchmarks.hand_planted import BY_NAME
+from kconform.ci.gate import counterexample_of
 from kconform.ci.mutation.planted import owner_of, planted_function
 from kconform.conformance.replication.liveness import CONSUMER, DELIVERY_SLACK_MS, METADATA_BOUND_MS, Progress
 from kconform.conformance.replication.scenarios import Scenario, run_scenario
 from kconform.conformance.replication.slice import GATE_CONFIG
 from kconform.conformance.runner import LockstepRun
+from kconform.impl.mutants import config_for
 from kconform.impl.replication.cluster import ReferenceCluster
 from kconform.model import replication as R
 from kconform.model.config import ReplicationConfig
 from kconform.model.state import State
 from kconform.traces import events as ev
 from kconform.traces import operations as o
+from kconform.traces.counterexample import read_counterexample, write_counterexample
+from kconform.traces.replay import replay
 from tests.modelkit import booted
 
 CFG = ReplicationConfig()
@@ -237,7 +242,8 @@ def test_the_clean_reference_answers_the_follower_fetching_consumer_within_the_b
 def test_an_answer_never_sent_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     _plant("replica-fetch-answer-not-sent", monkeypatch)
     run = _run((*READ, o.Run(3_000)), GATE_CONFIG)
-    assert run.failure is not None and run.failure.name == "RequestAnswered", run.failure
+    assert run.failure is not None and run.failure.name == "run", run.failure
+    assert run.failure.message.startswith("RequestAnswered: ")
     assert "the follower-fetching consumer's Fetch" in run.failure.message
     assert run.failing_step == len(READ) + 1
 
@@ -271,7 +277,8 @@ def test_the_clean_reference_makes_its_followers_fetch() -> None:
 def test_a_broker_that_never_becomes_follower_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     _plant("metadata-without-become-follower", monkeypatch)
     run = _run(tuple(o.Run(3_000) for _ in range(4)), CFG)
-    assert run.failure is not None and run.failure.name == "FollowerStartsFetching", run.failure
+    assert run.failure is not None and run.failure.name == "run", run.failure
+    assert run.failure.message.startswith("FollowerStartsFetching: ")
     assert "made a follower of running broker 0 in leader epoch 0" in run.failure.message
     assert run.failing_step == 4  # past 10 s of healthy time since boot
 
@@ -292,3 +299,21 @@ def test_a_broker_that_never_becomes_follower_is_not_reported_without_enough_hea
     _plant("metadata-without-become-follower", monkeypatch)
     run = _run(ops, CFG)
     assert run.failure is None, run.failure
+
+
+@pytest.mark.parametrize("mutant", ["follower-ignores-new-leader", "fetch-with-records-unanswered"])
+def test_each_named_mutant_is_caught_and_its_file_replays(mutant: str, tmp_path: Path) -> None:
+    """The registry's mutants for these checks: caught on the reference with their configuration; the
+    counterexample file, written and read back, reproduces the verdict live and from its events alone."""
+    cfg = config_for(mutant, CFG)
+    # the leader first names broker 1 (client.rack) as read replica; the answer with records is broker 1's
+    again = (*READ, o.Run(1_000), o.ConsumeReplica(), o.Run(3_000))
+    ops = again if cfg.follower_fetching else tuple(o.Run(3_000) for _ in range(4))
+    run = run_scenario(ReferenceCluster(), Scenario("liveness", "", 3, ops), cfg, frozenset({mutant}))
+    assert run.failure is not None and run.failure.name == "run", run.failure
+    path = tmp_path / "cx.jsonl"
+    write_counterexample(path, counterexample_of(run, "reference"))
+    cx = read_counterexample(path)
+    assert replay(cx, None).reproduces(cx)
+    live = replay(cx, ReferenceCluster())
+    assert live.divergence is None and live.reproduces(cx)

@@ -99,7 +99,7 @@ CONSUMER = -3
 """The follower-fetching consumer as a sender (impl.network.CONSUMER_NODE)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Owed:
     """Something owed since ``opened_ms``: an answer to request ``msg`` of ``sender`` to ``dst``
     (RequestAnswered) or broker ``sender``'s first request to leader ``dst`` in epoch ``epoch``
@@ -174,14 +174,18 @@ class Progress:
         """``sender`` sent request ``msg`` to ``dst`` (a follower in leader epoch ``epoch``; the
         consumer with -1): it supersedes the sender's earlier ones, discharges a follower's first
         request in that epoch, and is owed an answer when both ends run and no cut is in place."""
-        for key in [k for k, a in self.answers.items() if a.sender == sender]:
-            del self.answers[key]
-        follow = self.follows.get(sender)
-        if follow is not None and follow.dst == dst and follow.epoch == epoch:
-            del self.follows[sender]
+        answers = self.answers
+        if answers:
+            for key in [k for k, a in answers.items() if a.sender == sender]:
+                del answers[key]
+        follows = self.follows
+        if follows:
+            follow = follows.get(sender)
+            if follow is not None and follow.dst == dst and follow.epoch == epoch:
+                del follows[sender]
         if self.cut or sender == dst or not _running(s, dst) or (sender != CONSUMER and not _running(s, sender)):
             return
-        self.answers[msg] = Owed(what, sender, dst, s.now_ms, epoch)
+        answers[msg] = Owed(what, sender, dst, s.now_ms, epoch)
 
     def answered(self, msg: int) -> None:
         """The sender applied an answer to ``msg``."""
@@ -189,6 +193,8 @@ class Progress:
 
     def leadership_applied(self, node: int) -> None:
         """``node`` became leader or follower: requests to or from it are no longer owed answers."""
+        if not self.answers:
+            return
         for key in [k for k, a in self.answers.items() if node in (a.sender, a.dst)]:
             del self.answers[key]
 

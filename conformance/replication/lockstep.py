@@ -165,11 +165,15 @@ class Judge(LockstepJudge[State, ReplicationConfig]):
         that a broker skips silently is non-conformance named after the operation. Then progress
         conditioned on delivery (conformance.replication.liveness): a request owed an answer, or a
         follower owed its first request, past its bound of healthy time is non-conformance named
-        RequestAnswered / FollowerStartsFetching."""
+        after the operation (a Run: what the network delivered did not lead where Kafka must), its
+        message opening with the check's name, RequestAnswered or FollowerStartsFetching."""
         why = environment.not_done(op, self._op_before, self.state, self._delete_answers)
         if why:
             return [Finding(NON_CONFORMANCE, op.kind, f"the operation was not done as asked: {why}")]
-        return [Finding(NON_CONFORMANCE, name, why) for name, why in self._progress.late(self.state.now_ms)]
+        return [
+            Finding(NON_CONFORMANCE, op.kind, f"{name}: the network delivered, progress did not follow: {why}")
+            for name, why in self._progress.late(self.state.now_ms)
+        ]
 
     def unchanged(self, pre: State, post: State) -> bool:
         """The invariants read only the replicas, the controller and the ghost: when these are the
