@@ -181,7 +181,9 @@ def spark_context(
     from pyspark import SparkConf, SparkContext
 
     from kconform.traces.mine import jvm_archive
+    from kconform.traces.mine.converters import light_numpy_converters
 
+    light_numpy_converters()  # Py4J's argument checks would import pandas (traces.mine.converters)
     settings = {**SPARK_DEFAULTS, **(conf or {})}
     key = "spark.driver.extraJavaOptions"
     if conf is None or key not in conf:  # the default options: with the class archive
