@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kconform.model import replication as R
 from kconform.model.config import ReplicationConfig
-from kconform.model.state import State, initial_state
+from kconform.model.state import RemoteReplica, Replica, State, initial_state
+
+
+def every_leader_new(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the model forget its followers' LEOs on every new leader epoch, re-elected or new (the
+    rule before Kafka's Replica.resetReplicaState(isNewLeader = false) was modelled: a re-elected
+    leader keeps them, model.replication.reset_remotes)."""
+    kafka = R.reset_remotes
+
+    def always_new(
+        cfg: ReplicationConfig, r: Replica, isr: tuple[int, ...], now_ms: int, is_new_leader: bool
+    ) -> tuple[RemoteReplica, ...]:
+        return kafka(cfg, r, isr, now_ms, is_new_leader=True)
+
+    monkeypatch.setattr(R, "reset_remotes", always_new)
 
 
 def booted(cfg: ReplicationConfig) -> State:

@@ -28,7 +28,8 @@ from kconform.model import replication as R
 from kconform.model.actions import SearchBounds, booted_state, successors
 from kconform.model.config import Protocol, ReplicationConfig
 from kconform.model.invariants import INVARIANTS, check_state
-from kconform.model.state import FETCHING, TRUNCATING, RemoteReplica, Replica, State
+from kconform.model.state import FETCHING, TRUNCATING, State
+from tests.modelkit import every_leader_new
 
 SMALL = os.environ.get("KCONFORM_BUDGET", "") == "small"
 
@@ -257,14 +258,7 @@ def _every_leader_new(monkeypatch: pytest.MonkeyPatch) -> None:
     """Search as if a re-elected leader forgot its followers' LEOs like a new one, so that a
     3-replica search reaches the bug it is about, not Kafka's re-election hole at depth 9
     (test_reelected_leader_keeps_the_leo_of_a_follower_that_truncated, below)."""
-    kafka = R.reset_remotes
-
-    def always_new(
-        cfg: ReplicationConfig, r: Replica, isr: tuple[int, ...], now_ms: int, is_new_leader: bool
-    ) -> tuple[RemoteReplica, ...]:
-        return kafka(cfg, r, isr, now_ms, is_new_leader=True)
-
-    monkeypatch.setattr(R, "reset_remotes", always_new)
+    every_leader_new(monkeypatch)
 
 
 @pytest.mark.slow

@@ -27,6 +27,7 @@ from kconform.model.records import Entry
 from kconform.model.state import RemoteReplica, Replica
 from kconform.traces import events as ev
 from kconform.traces import operations as o
+from tests.modelkit import every_leader_new
 
 CFG = ReplicationConfig(replicas=2)
 NOW = 100_000
@@ -93,14 +94,7 @@ def test_the_reelected_leader_moves_its_hw_at_once_and_conforms(cfg: Replication
 def test_the_model_that_reset_every_follower_flags_kafkas_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     """The model before: every leader epoch forgot the followers' LEOs, so the HW stayed 0 and
     Kafka's (and the reference's) HW 1 was non-conformance: a false alarm."""
-    kafka = replication.reset_remotes
-
-    def always_new(
-        cfg: ReplicationConfig, r: Replica, isr: tuple[int, ...], now_ms: int, is_new_leader: bool
-    ) -> tuple[RemoteReplica, ...]:
-        return kafka(cfg, r, isr, now_ms, is_new_leader=True)
-
-    monkeypatch.setattr(replication, "reset_remotes", always_new)
+    every_leader_new(monkeypatch)
     finding = _failure(_run(REELECTED_LEADER_KEEPS_FOLLOWER_LEO))
     assert (finding.verdict, finding.name) == ("non-conformance", "metadata_applied")
     assert "hw: implementation says 1, model says 0" in finding.message
