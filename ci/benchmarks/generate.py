@@ -5,7 +5,9 @@ Run: ``python -m kconform.ci.benchmarks.generate [--events 200000] [--workers 2]
 [--slices replication "txn TV0" "txn TV2" fetch]``. The fetch-session slice is not among the default
 slices: its reference changed behaviour after issue 18's baseline f1fbd7c (6d4a883: the LSO answered
 is never below the log start), so against f1fbd7c its rows differ and ``--before`` refuses them;
-against a checkout since then they compare.
+against a checkout since then they compare. Likewise the replication slice's 1M-event corpus of seed
+0 since ca96d90 (the reference's re-election fix changes some of its traces; the 100k one is the
+same): compare it against f1fbd7c on a checkout before ca96d90 (docs/traces.md, sixth pass).
 
 ``--before PYTHON`` compares two checkouts instead: ``PYTHON`` is the interpreter of another
 installed checkout (e.g. ``/work/wt/old/.venv/bin/python``); every round runs each slice once
