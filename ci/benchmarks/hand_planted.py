@@ -291,7 +291,7 @@ PLANTS: tuple[Plant, ...] = (
         "self.rt.network.send(self.broker_id, msg.src, response)",
         "pass",
         "the broker handles the follower-fetching consumer's Fetch (KIP-392) and reports it, but never "
-        "sends the answer (KafkaApis.handleFetchRequest answers every Fetch: sendResponseMaybeThrottle; "
+        "sends the answer (KafkaApis.handleFetchRequest answers every Fetch: processResponseCallback; "
         "a Tansu-based broker did this, nisshi-io/nisshi#668); only progress conditioned on delivery "
         "shows it (conformance.replication.liveness, RequestAnswered)",
     ),
@@ -306,6 +306,20 @@ PLANTS: tuple[Plant, ...] = (
         "fetches (ReplicaManager.applyDelta → applyLocalFollowersDelta → ReplicaFetcherManager."
         "addFetcherForPartitions; the fetcher state not following the delta is KAFKA-13161's class); only "
         "progress conditioned on delivery shows it (conformance.replication.liveness, FollowerStartsFetching)",
+    ),
+    Plant(
+        "fetch-error-not-answered",
+        "replication",
+        f"{R}.broker:Broker",
+        "_on_fetch",
+        "self._answer_fetch(msg.msg_id, msg.src, req, error, (), hw, diverging_epoch, diverging_end_offset, hw)",
+        "if error == NONE:\n"
+        "            self._answer_fetch("
+        "msg.msg_id, msg.src, req, error, (), hw, diverging_epoch, diverging_end_offset, hw)",
+        "a follower's Fetch refused with a partition error (FENCED_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER, "
+        "OFFSET_OUT_OF_RANGE) gets no answer at all (KafkaApis.handleFetchRequest answers every Fetch, an "
+        "error per partition: FetchResponse.partitionResponse); the follower resends after request.timeout.ms, "
+        "so only progress conditioned on delivery shows it (conformance.replication.liveness, RequestAnswered)",
     ),
     Plant(
         "log-start-change-not-answered",

@@ -225,8 +225,9 @@ FETCH_WITH_RECORDS_UNANSWERED = _TABLE.add(
     "A broker handles the follower-fetching consumer's Fetch (KIP-392) and reports it, but never sends "
     "an answer that carries records, as a Tansu-based broker did (nisshi-io/nisshi#668, 2026: FETCH on "
     "topics that contain data got no response, clients timed out after socket.timeout.ms and "
-    "retried in a loop); Kafka's KafkaApis.handleFetchRequest ends every Fetch in "
-    "sendResponseMaybeThrottle, a DelayedFetch at the latest when maxWaitMs expires. Symptom: the "
+    "retried in a loop); Kafka's KafkaApis.handleFetchRequest answers every Fetch from "
+    "processResponseCallback (requestChannel.sendResponse), a DelayedFetch at the latest when maxWaitMs "
+    "expires. Symptom: the "
     "consumer never gets past its position while records wait there; no safety invariant breaks (a "
     "lost answer is the network's right), only progress on a healthy network shows it "
     "(RequestAnswered, conformance.replication.liveness).",
