@@ -26,7 +26,8 @@ process so that peak memory is its own (``--engines`` chooses among them):
 
 Before any Spark engine runs, the benchmark makes the class data sharing archive of Spark's driver
 JVM if it is missing (traces.mine.jvm_archive, in a process of its own: once per Java and Spark
-installation; the run says so and what it cost), so that every measured Spark engine maps it.
+installation; the run says so and what it cost), so that every measured Spark engine maps it; with
+``--before-python`` also the before interpreter's (its Spark installation is another).
 
 ``--before-python PY`` also measures ``--before-engines`` (default ``spark duckdb``) with another
 interpreter, one whose ``kconform`` is an earlier commit (e.g. a checkout of it with its own virtual
@@ -394,10 +395,12 @@ def _ratio_with_startup(figures: dict[str, dict[str, Any]], top: str, bottom: st
     return f"{cpu:.2f} ({wall:.2f})"
 
 
-def prepare_archive() -> str:
+def prepare_archive(python: str = sys.executable) -> str:
     """Make the class data sharing archive of Spark's driver JVM (traces.mine.jvm_archive) if it is
-    missing, in a process of its own (a session, a one-task job, its exit), so that every measured
-    Spark engine starts with it; says what it did."""
+    missing, in a process of ``python`` (a session, a one-task job, its exit), so that every measured
+    Spark engine of that interpreter starts with it; says what it did. The archive is per Java and
+    Spark installation, so ``--before-python``'s own installation gets its own (else the before
+    side's Spark would start without one, silently: the library only maps an existing archive)."""
     from kconform.traces.mine import jvm_archive
 
     if jvm_archive.mode("auto") != "auto":
@@ -412,7 +415,7 @@ def prepare_archive() -> str:
     )
     started = time.perf_counter()
     before = os.times()
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=900)
+    run = subprocess.run([python, "-c", code], capture_output=True, text=True, check=False, timeout=900)
     after = os.times()
     cpu = after.children_user + after.children_system - before.children_user - before.children_system
     what = (run.stdout.strip().splitlines() or ["failed"])[-1]
@@ -521,6 +524,8 @@ def main(argv: list[str] | None = None) -> int:
     spill.mkdir(parents=True, exist_ok=True)
     if args.before_python:
         console.print(f"before: {args.before_label or args.before_python} ({', '.join(args.before_engines)})")
+        if any(ENGINES[e][0] == "spark" for e in args.before_engines):
+            console.print(f"before: {prepare_archive(args.before_python)}")
     corpora: list[tuple[Path, float]] = []
     for size in args.sizes:
         corpus = base / f"corpus-{size}"
