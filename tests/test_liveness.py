@@ -19,6 +19,7 @@ from kconform.ci.benchmarks.hand_planted import BY_NAME
 from kconform.ci.gate import counterexample_of
 from kconform.ci.mutation.planted import owner_of, planted_function
 from kconform.conformance.replication.liveness import CONSUMER, DELIVERY_SLACK_MS, METADATA_BOUND_MS, Progress
+from kconform.conformance.replication.lockstep import judge_events
 from kconform.conformance.replication.scenarios import Scenario, run_scenario
 from kconform.conformance.replication.slice import GATE_CONFIG
 from kconform.conformance.runner import LockstepRun
@@ -352,3 +353,31 @@ def test_a_fetch_error_never_answered_is_caught_and_the_clean_reference_answers_
     run = _run(BEHIND_LOG_START, cfg)
     assert run.failure is not None and run.failure.message.startswith("RequestAnswered: "), run.failure
     assert "sent to running broker 0" in run.failure.message
+
+
+@pytest.mark.parametrize(
+    "faults",
+    [
+        (o.Duplicate(0), o.Run(3_000)),  # the request delivered twice: answered twice, applied once
+        (o.DeliverTo(0), o.Settle(5), o.Run(3_000)),  # delivered out of turn, then in order
+        (o.Deliver(-1), o.Advance(1_000), o.Run(3_000)),
+        (o.RogueFetch(2, 9, 1), o.Retention(0, 1), o.DeleteRecordsAt(1, -1), o.Run(3_000)),
+    ],
+    ids=["duplicate", "deliver-to-settle", "deliver-advance", "rogue-retention-delete"],
+)
+def test_the_clean_reference_stays_silent_under_reordering_duplicates_and_the_admin_operations(
+    faults: tuple[o.Operation, ...],
+) -> None:
+    run = _run((*READ, *faults), GATE_CONFIG)
+    assert run.failure is None, run.failure
+    assert len(_applied(run)) == 1
+
+
+def test_events_judged_without_their_operations_never_owe_anything(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A corpus or a hand-built list has no operations, so no healthy time: the planted run's events,
+    judged alone, raise no progress finding."""
+    _plant("metadata-without-become-follower", monkeypatch)
+    run = _run(tuple(o.Run(3_000) for _ in range(4)), CFG)
+    assert run.failure is not None
+    events = [e for step in run.steps for e in step.events]
+    assert [f for f in judge_events(CFG, events) if f.failing] == []
