@@ -20,7 +20,7 @@ from kconform.ci.gate import counterexample_of
 from kconform.ci.mutation.planted import owner_of, planted_function
 from kconform.conformance.replication.liveness import CONSUMER, DELIVERY_SLACK_MS, METADATA_BOUND_MS, Progress
 from kconform.conformance.replication.lockstep import judge_events
-from kconform.conformance.replication.scenarios import Scenario, run_scenario
+from kconform.conformance.replication.scenarios import RESTART_BELOW_LOG_START, Scenario, run_scenario
 from kconform.conformance.replication.slice import GATE_CONFIG
 from kconform.conformance.runner import LockstepRun
 from kconform.impl.mutants import config_for
@@ -321,36 +321,18 @@ def test_each_named_mutant_is_caught_and_its_file_replays(mutant: str, tmp_path:
     assert live.divergence is None and live.reproduces(cx)
 
 
-BEHIND_LOG_START = (
-    o.Run(1_000),
-    o.Crash(2),
-    o.Produce(1, 1),
-    o.DeliverTo(0),
-    o.Retention(0, 1),  # the leader's log start moves to 1 while broker 2 is down
-    o.Produce(2, 1),
-    o.Run(1_000),
-    o.Run(31_000),
-    o.Run(1_000),
-    o.DeleteRecordsAt(0, -1),
-    o.Restart(2),
-    o.Run(1_000),  # broker 2 fetches at 0, below the log start: OFFSET_OUT_OF_RANGE
-    o.Produce(3, 1),
-    o.Run(3_000),
-)
-"""A restarted follower whose log ends below its leader's log start: its Fetch is refused (the gate's
-shrunk run, --slice all --examples 200 --seed 1, with the plant below)."""
-
-
 def test_a_fetch_error_never_answered_is_caught_and_the_clean_reference_answers_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The zoo's restart-below-log-start (its shrunk run by the gate, --slice all --examples 200 --seed
+    1, with the plant): restarted broker 2 fetches below the leader's log start and is refused."""
     cfg = GATE_CONFIG  # log start moves; the followers' Fetches wait in the purgatory
-    clean = _run(BEHIND_LOG_START, cfg)
+    clean = _run(RESTART_BELOW_LOG_START.ops, cfg)
     assert clean.failure is None, clean.failure
     refused = [e for step in clean.steps for e in step.events if isinstance(e, ev.FetchHandled) and e.error]
     assert [(e.follower, e.error) for e in refused] == [(2, OFFSET_OUT_OF_RANGE)]
     _plant("fetch-error-not-answered", monkeypatch)
-    run = _run(BEHIND_LOG_START, cfg)
+    run = _run(RESTART_BELOW_LOG_START.ops, cfg)
     assert run.failure is not None and run.failure.message.startswith("RequestAnswered: "), run.failure
     assert "sent to running broker 0" in run.failure.message
 
