@@ -269,16 +269,19 @@ def _spark_pass(
 ) -> list[list[tuple[str, int, int, int, list[Finding]]]]:
     from pyspark.sql import SparkSession
 
+    from kconform.traces.mine.loopback import loopback_conf, pin_loopback
+
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the workers need this environment's packages
-    spark = (
+    pin_loopback(master)  # a local master listens on 127.0.0.1 only; a cluster's keeps its network
+    builder = (
         SparkSession.builder.master(master)
         .appName("kconform-logs")
         .config("spark.ui.enabled", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.pyspark.python", sys.executable)  # the workers import kconform from this environment
-        .getOrCreate()
     )
+    for name, value in loopback_conf(master).items():
+        builder = builder.config(name, value)
+    spark = builder.getOrCreate()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             spark.sparkContext.addPyFile(str(_package_zip(Path(tmp))))

@@ -168,7 +168,8 @@ def trace_partitions(events: int, parallelism: int) -> int:
 def spark_context(
     master: str = "local[*]", conf: dict[str, str] | None = None, class_archive: str = "use"
 ) -> SparkContext:
-    """A SparkContext for mining (SPARK_DEFAULTS, ``conf`` on top; reuses a running one): all the
+    """A SparkContext for mining (SPARK_DEFAULTS, on a local master bound to loopback only, ``conf``
+    on top; reuses a running one): all the
     files plan needs after the corpus check (``run_spark`` takes it in place of a session and starts
     a SparkSession on it only if it needs Spark SQL: another plan, the SQL row check, or witness
     events of violations). Starting no SparkSession spares the driver JVM its SQL machinery (the
@@ -182,9 +183,11 @@ def spark_context(
 
     from kconform.traces.mine import jvm_archive
     from kconform.traces.mine.converters import light_numpy_converters
+    from kconform.traces.mine.loopback import loopback_conf, pin_loopback
 
     light_numpy_converters()  # Py4J's argument checks would import pandas (traces.mine.converters)
-    settings = {**SPARK_DEFAULTS, **(conf or {})}
+    pin_loopback(master)  # a local master's JVMs listen on 127.0.0.1 only (traces.mine.loopback)
+    settings = {**SPARK_DEFAULTS, **loopback_conf(master), **(conf or {})}
     key = "spark.driver.extraJavaOptions"
     if conf is None or key not in conf:  # the default options: with the class archive
         settings[key] = jvm_archive.driver_options(settings[key], class_archive)
