@@ -89,7 +89,13 @@ def test_jobs_default_and_checks() -> None:
     assert main(["gate", "--slice", "all", "--jobs", "0"]) == EXIT_ERROR
 
 
+# The parent stands for `kconform gate` under a terminal, where Ctrl-C raises KeyboardInterrupt. A
+# process started in the background by a shell without job control (`cmd &`, `nohup cmd &`, some CI
+# runners) inherits SIGINT ignored, and Python then keeps ignoring it: the parent would never see
+# the test's SIGINT. So it restores Python's handler first.
 _HANGING_PARENT = """
+import signal
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import sys
 from pathlib import Path
 from kconform.ci.gate import run_all_gates
