@@ -17,11 +17,11 @@ columns, without an Arrow ``take``, so a process that only writes corpora never 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, chain
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -93,16 +93,7 @@ def builder(typ: pa.DataType) -> Builder:
     """The builder of arrays of ``typ``: int64, bool, string, a list of one of those or a list of
     structs of them (every type a corpus column has, traces.corpus.arrow_type). ValueError for
     another type."""
-    if typ in _SCALARS:
-        return _SCALARS[typ]
-    if isinstance(typ, pa.ListType):
-        value = typ.value_type
-        if isinstance(value, pa.StructType):
-            return _list_of(typ, _structs(value))
-        if value in _SCALARS:
-            scalar = _SCALARS[value]
-            return _list_of(typ, lambda flat: scalar(flat, None))
-    raise ValueError(f"no Arrow builder for {typ}")
+    return _by_type(typ, _SCALARS, _list_of)
 
 
 def empty(typ: pa.DataType) -> Any:
@@ -131,6 +122,8 @@ class Placement:
 
 Placed = Callable[[list[Any], Placement], pa.Array]
 """(values, where they go) -> an array of one type, null in the rows without a value."""
+
+_B = TypeVar("_B", "Builder", "Placed")
 
 
 def _placed_int64s(values: list[int], at: Placement) -> pa.Array:
@@ -180,13 +173,24 @@ def placed(typ: pa.DataType) -> Placed:
     """The placed builder of arrays of ``typ`` (the types ``builder`` knows): the same array as
     ``builder(typ)`` of the dense list, from the values of the rows that have one; ValueError for
     another type."""
-    if typ in _PLACED_SCALARS:
-        return _PLACED_SCALARS[typ]
+    return _by_type(typ, _PLACED_SCALARS, _placed_list_of)
+
+
+def _by_type(
+    typ: pa.DataType,
+    scalars: Mapping[pa.DataType, _B],
+    list_of: Callable[[pa.ListType, Callable[[list[Any]], pa.Array]], _B],
+) -> _B:
+    """What ``builder`` and ``placed`` share: a scalar type's entry of ``scalars``; for a list of
+    structs or of a scalar, ``list_of`` over the builder of its flattened values. ValueError for
+    another type."""
+    if typ in scalars:
+        return scalars[typ]
     if isinstance(typ, pa.ListType):
         value = typ.value_type
         if isinstance(value, pa.StructType):
-            return _placed_list_of(typ, _structs(value))
+            return list_of(typ, _structs(value))
         if value in _SCALARS:
             scalar = _SCALARS[value]
-            return _placed_list_of(typ, lambda flat: scalar(flat, None))
+            return list_of(typ, lambda flat: scalar(flat, None))
     raise ValueError(f"no Arrow builder for {typ}")
