@@ -391,16 +391,14 @@ def _run_spark(
             spark.conf.set(key, value)
     bad: list[tuple[int, int, str]] = []
     good: DataFrame | None = None
-    # The files plan's tasks read the files themselves: after the corpus check it needs no
-    # DataFrame of the events, whose reader and analysis cost a cold JVM about 2 CPU-s (2026-11-27).
-    if plan != "files" or not validated:
-        _read_events(spark, root, buckets, schema).createOrReplaceTempView("ev_file")
-        spark.sql(f"SELECT {select} FROM ev_file").createOrReplaceTempView("ev_scan")
-        if not validated:
-            bad = [
-                (int(r["trace"]), int(r["pos"]), str(r["kind"]))
-                for r in spark.sql(bad_rows_sql().replace("FROM ev", "FROM ev_scan")).collect()
-            ]
+    # (The files plan after the corpus check never comes here: run_spark's _run_files, no DataFrame.)
+    _read_events(spark, root, buckets, schema).createOrReplaceTempView("ev_file")
+    spark.sql(f"SELECT {select} FROM ev_file").createOrReplaceTempView("ev_scan")
+    if not validated:
+        bad = [
+            (int(r["trace"]), int(r["pos"]), str(r["kind"]))
+            for r in spark.sql(bad_rows_sql().replace("FROM ev", "FROM ev_scan")).collect()
+        ]
     skipped = sorted({t for t, _, _ in bad})
     if plan != "files":
         scan = spark.table("ev_scan")
